@@ -1,0 +1,28 @@
+import { AccountEvent, EmailReserved } from './account/account.events';
+import { CustomerEvent, CustomerNumberAssigned } from './customer/customer.events';
+import { UserEvent } from './user/user.events';
+
+export type ChronicleEvent =
+  UserEvent | CustomerEvent | CustomerNumberAssigned | AccountEvent | EmailReserved;
+export type ChronicleEventType = ChronicleEvent['type'];
+
+export interface EventSchema {
+  /** Data members that hold secrets (hashes): redacted wherever events are shown. */
+  secretFields: readonly string[];
+}
+
+/** Every event type the service writes; a new type must declare its secret fields here. */
+export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
+  'UserRegistered.v1': { secretFields: [] },
+  'UserPatched.v1': { secretFields: [] },
+  'CustomerRegistered.v1': { secretFields: [] },
+  'CustomerNumberAssigned.v1': { secretFields: [] },
+  'AccountOpened.v1': { secretFields: ['passwordHash'] },
+  'AccessTokenIssued.v1': { secretFields: [] },
+  'AccessTokenRevoked.v1': { secretFields: [] },
+  'EmailReserved.v1': { secretFields: [] },
+};
+
+export function isChronicleEventType(type: string): type is ChronicleEventType {
+  return Object.prototype.hasOwnProperty.call(EVENT_SCHEMAS, type);
+}

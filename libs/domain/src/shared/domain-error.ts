@@ -1,0 +1,33 @@
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** A rule of the domain was broken; `code` is stable and becomes the problem type. */
+export abstract class DomainError extends Error {
+  abstract readonly code: string;
+}
+
+export class ValidationError extends DomainError {
+  readonly code = 'validation-error';
+  constructor(readonly errors: FieldError[]) {
+    super(errors.map((e) => `${e.field}: ${e.message}`).join('; '));
+    this.name = 'ValidationError';
+  }
+}
+
+export class NotFoundError extends DomainError {
+  readonly code = 'not-found';
+  constructor(what: string) {
+    super(`${what} not found`);
+    this.name = 'NotFoundError';
+  }
+}
+
+export class AlreadyExistsError extends DomainError {
+  readonly code = 'already-exists';
+  constructor(what: string) {
+    super(`${what} already exists`);
+    this.name = 'AlreadyExistsError';
+  }
+}

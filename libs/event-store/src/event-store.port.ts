@@ -1,0 +1,98 @@
+import { Position } from './position';
+
+/** What every event carries besides its data (ARCHITECTURE.md, "Event model"). */
+export interface EventMetadata {
+  /** The account id that caused the event, or `system`. */
+  actor: string;
+  /** The request id (X-Request-Id) of the request that started the work. */
+  correlationId: string;
+  /** The event or command id that directly caused this event, null for a request. */
+  causationId: string | null;
+  /** RFC 3339 UTC with milliseconds. */
+  occurredAt: string;
+}
+
+export type EventData = Record<string, unknown>;
+
+export interface NewEvent<D extends EventData = EventData> {
+  /** A UUID chosen by the writer, stable across retries so that a retried append is idempotent. */
+  id: string;
+  type: string;
+  data: D;
+  metadata: EventMetadata;
+}
+
+export interface RecordedEvent<D extends EventData = EventData> extends NewEvent<D> {
+  stream: string;
+  /** 0-based index of the event in its stream. */
+  revision: number;
+  position: Position;
+}
+
+/**
+ * `no_stream`: the stream must not exist; `stream_exists`: it must; `any`: no check;
+ * a number: the revision of the stream's last event must be exactly that.
+ */
+export type ExpectedRevision = 'no_stream' | 'stream_exists' | 'any' | number;
+
+export interface AppendResult {
+  /** Revision of the last event appended: the expected revision for the next append. */
+  nextExpectedRevision: number;
+  /** Position of the last event appended. */
+  position: Position;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    /** Revision of the stream's last event, or `no_stream`. */
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`Stream ${stream}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+export type SubscriptionMessage =
+  | { kind: 'event'; event: RecordedEvent }
+  /** Sent once, when the subscription has delivered the history and goes live. */
+  | { kind: 'caught-up' };
+
+export interface EventSubscription extends AsyncIterable<SubscriptionMessage> {
+  /** Ends the iteration; safe to call more than once. */
+  close(): Promise<void>;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: the first event read is the one after this position. Absent: from the start. */
+  after?: Position;
+  /** At most this many events. */
+  limit?: number;
+}
+
+/**
+ * The event store port. Adapters: `embedded/` (SQLite under DATA_DIR) and `esdb/` (EventStoreDB).
+ * System streams (names starting with `$`) are never returned by readAll or subscriptions.
+ */
+export abstract class EventStore {
+  /** Appends all events atomically, or none, checking the stream's revision first. */
+  abstract append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+
+  /** The stream's events in order from `fromRevision` (default 0); a missing stream is `[]`. */
+  abstract readStream(stream: string, options?: { fromRevision?: number }): Promise<RecordedEvent[]>;
+
+  /** Every event in global order. */
+  abstract readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
+
+  /** History after `after` (exclusive), then `caught-up`, then live events, until closed. */
+  abstract subscribeToAll(options?: { after?: Position }): EventSubscription;
+
+  /** Position of the newest event, null for an empty store. */
+  abstract headPosition(): Promise<Position | null>;
+
+  /** Resolves when the store answers; for readiness checks. */
+  abstract ping(): Promise<void>;
+
+  abstract close(): Promise<void>;
+}
