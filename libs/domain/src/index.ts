@@ -7,4 +7,5 @@ export * from './customer/customer.events';
 export * from './customer/customer.aggregate';
 export * from './account/account.events';
 export * from './account/account.aggregate';
+export * from './account/password-policy';
 export * from './event-types';

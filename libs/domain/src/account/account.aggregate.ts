@@ -115,3 +115,9 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
     }
   }
 }
+
+export const accountDecider = {
+  initialState: initialAccountState,
+  decide: decideAccount,
+  evolve: evolveAccount,
+};

@@ -58,3 +58,9 @@ export function assignCustomerNumbers(revisionCount: number, count: number): Cus
     data: { customerId: revisionCount + i + 1 },
   }));
 }
+
+export const customerDecider = {
+  initialState: initialCustomerState,
+  decide: decideCustomer,
+  evolve: evolveCustomer,
+};

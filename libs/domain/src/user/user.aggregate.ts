@@ -112,3 +112,5 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
       return { ...state, ...event.data.changes, modifiedon: event.data.modifiedon };
   }
 }
+
+export const userDecider = { initialState: initialUserState, decide: decideUser, evolve: evolveUser };

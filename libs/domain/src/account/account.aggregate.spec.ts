@@ -1,0 +1,98 @@
+import { AlreadyExistsError, NotFoundError, ValidationError } from '../shared/domain-error';
+import { specFor } from '../shared/decider.spec-helper';
+import { emailStreamName } from '../shared/values';
+import { accountDecider } from './account.aggregate';
+import { AccountOpened, AccessTokenIssued, AccessTokenRevoked } from './account.events';
+import { checkPassword } from './password-policy';
+
+const given = specFor(accountDecider);
+const T0 = '2026-11-22T09:15:00.000Z';
+const opened: AccountOpened = {
+  type: 'AccountOpened.v1',
+  data: {
+    accountId: 'a-1',
+    email: 'Ada@Example.com',
+    userId: 'u-1',
+    roles: ['user'],
+    passwordHash: '$argon2id$hash',
+    openedAt: T0,
+  },
+};
+const open = (email: unknown, roles: ('user' | 'admin')[] = []) => ({
+  type: 'OpenAccount' as const,
+  accountId: 'a-1',
+  userId: 'u-1',
+  email,
+  roles,
+  passwordHash: '$argon2id$hash',
+  now: T0,
+});
+const issued: AccessTokenIssued = {
+  type: 'AccessTokenIssued.v1',
+  data: { accountId: 'a-1', tokenId: 't-1', issuedAt: T0, expiresAt: '2026-11-22T10:15:00.000Z' },
+};
+const revoked: AccessTokenRevoked = {
+  type: 'AccessTokenRevoked.v1',
+  data: { accountId: 'a-1', tokenId: 't-1', revokedAt: T0 },
+};
+
+describe('Account', () => {
+  it('opens an account, always with the user role', () => {
+    given([]).when(open(' Ada@Example.com ')).then([opened]);
+    given([])
+      .when(open('ada@example.com', ['admin']))
+      .then([{ ...opened, data: { ...opened.data, email: 'ada@example.com', roles: ['user', 'admin'] } }]);
+  });
+
+  it('refuses an invalid address and a second opening', () => {
+    given([]).when(open('not an address')).thenThrows(ValidationError);
+    given([opened]).when(open('ada@example.com')).thenThrows(AlreadyExistsError);
+  });
+
+  it('issues access tokens only for an open account', () => {
+    const command = {
+      type: 'IssueAccessToken' as const,
+      tokenId: 't-1',
+      now: T0,
+      expiresAt: issued.data.expiresAt,
+    };
+    given([opened]).when(command).then([issued]);
+    given([]).when(command).thenThrows(NotFoundError);
+  });
+
+  it('revokes a token once; revoking it again changes nothing', () => {
+    const command = { type: 'RevokeAccessToken' as const, tokenId: 't-1', now: T0 };
+    given([opened, issued]).when(command).then([revoked]);
+    given([opened, issued, revoked]).when(command).then([]);
+  });
+
+  it('keeps revoked token ids in its state', () => {
+    const state = given([opened, issued, revoked]).state;
+    expect(state.exists && [...state.revokedTokenIds]).toEqual(['t-1']);
+  });
+});
+
+describe('e-mail reservation streams', () => {
+  it('name the same stream for addresses that differ in case and spacing', () => {
+    expect(emailStreamName(' Ada@Example.COM ')).toBe(emailStreamName('ada@example.com'));
+    expect(emailStreamName('ada@example.com')).toMatch(/^email-[0-9a-f]{64}$/);
+    expect(emailStreamName('bob@example.com')).not.toBe(emailStreamName('ada@example.com'));
+  });
+});
+
+describe('password policy', () => {
+  it.each([
+    ['short', 'must be 8 to 256 characters long'],
+    ['x'.repeat(257), 'must be 8 to 256 characters long'],
+    ['ADA@example.com', 'must not be the account e-mail address'],
+    [12345678, 'must be a string'],
+  ])('refuses %p', (password, message) => {
+    expect(checkPassword('new', password, 'ada@example.com')).toEqual({ field: 'new', message });
+  });
+
+  it('accepts 8 to 256 characters of anything, counted as characters', () => {
+    expect(checkPassword('new', 'correct horse', 'ada@example.com')).toBeNull();
+    expect(checkPassword('new', '🔑'.repeat(8), 'ada@example.com')).toBeNull();
+    expect(checkPassword('new', 'y'.repeat(256), 'ada@example.com')).toBeNull();
+  });
+});
