@@ -1,0 +1,88 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { EventSubscription, SubscriptionMessage } from '../event-store.port';
+import { type EventRow, toRecordedEvent } from './event-row';
+
+/** What a subscription needs from its store; kept narrow so the store's internals stay private. */
+export interface EventLog {
+  /** Up to `limit` rows with a position greater than `after`, in order. */
+  readAfter(after: number, limit: number): EventRow[];
+  /** Resolves when an event after `after` may exist, or when `subscription` is closed. */
+  waitForEventsAfter(subscription: SqliteSubscription, after: number): Promise<void>;
+  /** Called once when the subscription closes. */
+  detach(subscription: SqliteSubscription): void;
+}
+
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+const CAUGHT_UP: IteratorYieldResult<SubscriptionMessage> = { done: false, value: { kind: 'caught-up' } };
+
+/**
+ * A pull-based catch-up subscription: each `next()` serves the current batch or reads the next one,
+ * so a slow consumer holds at most one batch in memory. Single consumer, as `for await` is.
+ */
+export class SqliteSubscription implements EventSubscription, AsyncIterator<SubscriptionMessage> {
+  private batch: EventRow[] = [];
+  private index = 0;
+  /** The last batch was full: more history is waiting. */
+  private backlog = false;
+  private caughtUp = false;
+  private closed = false;
+
+  constructor(
+    private readonly log: EventLog,
+    /** Position of the last row read from the log; starts at the checkpoint. */
+    private cursor: number,
+    private readonly batchSize: number,
+  ) {}
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<SubscriptionMessage> {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<SubscriptionMessage>> {
+    for (;;) {
+      if (this.closed) return DONE;
+      if (this.index < this.batch.length) {
+        return { done: false, value: { kind: 'event', event: toRecordedEvent(this.batch[this.index++]) } };
+      }
+      if (this.backlog) {
+        // A consumer that never awaits I/O would otherwise starve timers, sockets and group commits.
+        await nextTurn();
+        if (this.closed) return DONE;
+      }
+      const rows = this.log.readAfter(this.cursor, this.batchSize);
+      this.backlog = rows.length === this.batchSize;
+      if (rows.length > 0) {
+        this.batch = rows;
+        this.index = 0;
+        this.cursor = rows[rows.length - 1][0];
+        continue;
+      }
+      this.batch = [];
+      this.index = 0;
+      if (!this.caughtUp) {
+        this.caughtUp = true;
+        return CAUGHT_UP;
+      }
+      await this.log.waitForEventsAfter(this, this.cursor);
+    }
+  }
+
+  /** Called by `for await` on `break` or a throw in the loop body. */
+  async return(): Promise<IteratorResult<SubscriptionMessage>> {
+    await this.close();
+    return DONE;
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.batch = [];
+      this.log.detach(this);
+    }
+    return Promise.resolve();
+  }
+}

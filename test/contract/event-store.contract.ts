@@ -1,0 +1,410 @@
+import {
+  comparePositions,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type Position,
+  type RecordedEvent,
+  WrongExpectedRevisionError,
+} from '@chronicle/event-store';
+import { randomUUID } from 'node:crypto';
+import {
+  collect,
+  describeMessages,
+  newEvent,
+  newEvents,
+  nextWithin,
+  pullUntil,
+  within,
+} from './support/events';
+
+export interface EventStoreHarness {
+  store: EventStore;
+  /**
+   * A second, independent client of the same store, as another process would have. The harness
+   * closes every client it opened in `cleanup`.
+   */
+  openAnother(): Promise<EventStore>;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * The behaviour every EventStore adapter must have. The store may be shared with other data and
+ * other writers: tests use fresh streams and read only after the head they saw first.
+ */
+export function describeEventStoreContract(
+  adapterName: string,
+  setup: () => Promise<EventStoreHarness>,
+): void {
+  describe(`EventStore contract: ${adapterName}`, () => {
+    let harness: EventStoreHarness;
+    let store: EventStore;
+
+    beforeAll(async () => {
+      harness = await setup();
+      store = harness.store;
+    });
+
+    afterAll(async () => {
+      await harness?.cleanup();
+    });
+
+    const streamName = () => `contract-${randomUUID()}`;
+
+    /** Events after `head` (exclusive) that belong to `streams`, in global order. */
+    async function readAllOf(streams: string[], after: Position | null): Promise<RecordedEvent[]> {
+      const wanted = new Set(streams);
+      const events = await collect(store.readAll(after ? { after } : {}));
+      return events.filter((e) => wanted.has(e.stream));
+    }
+
+    async function expectConflict(
+      append: Promise<unknown>,
+      stream: string,
+      expected: ExpectedRevision,
+      actual: number | 'no_stream',
+    ): Promise<void> {
+      const error = await append.then(
+        () => {
+          throw new Error(`append with expected revision ${expected} succeeded`);
+        },
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(WrongExpectedRevisionError);
+      expect(error).toMatchObject({ stream, expected, actual });
+    }
+
+    function expectIncreasing(positions: Position[]): void {
+      for (let i = 1; i < positions.length; i++) {
+        expect(comparePositions(positions[i - 1], positions[i])).toBe(-1);
+      }
+    }
+
+    describe('append and readStream', () => {
+      it('round-trips type, data, metadata and unicode, with 0-based revisions', async () => {
+        const stream = streamName();
+        const first = newEvent(
+          { text: 'Zoë 日本語 🎉 "quoted" \\ \n', nested: { list: [1, 2.5, null, true], empty: {} } },
+          'UnicodeTested.v1',
+        );
+        first.metadata = {
+          actor: randomUUID(),
+          correlationId: 'req-Ωmega-1',
+          causationId: randomUUID(),
+          occurredAt: '2026-11-22T09:15:00.000Z',
+        };
+        const second = newEvent({ n: 2 });
+
+        const result = await store.append(stream, [first, second], 'no_stream');
+        const read = await store.readStream(stream);
+
+        expect(result.nextExpectedRevision).toBe(1);
+        expect(read).toHaveLength(2);
+        expect(read[0]).toMatchObject({ ...first, stream, revision: 0 });
+        expect(read[1]).toMatchObject({ ...second, stream, revision: 1 });
+        expect(read[0].data).toEqual(first.data);
+        expect(read[0].metadata).toEqual(first.metadata);
+        expectIncreasing(read.map((e) => e.position));
+        expect(read[1].position).toEqual(result.position);
+      });
+
+      it('reads a missing stream as an empty list', async () => {
+        await expect(store.readStream(streamName())).resolves.toEqual([]);
+      });
+
+      it('reads from a revision on', async () => {
+        const stream = streamName();
+        await store.append(stream, newEvents(5), 'no_stream');
+
+        const fromTwo = await store.readStream(stream, { fromRevision: 2 });
+
+        expect(fromTwo.map((e) => e.revision)).toEqual([2, 3, 4]);
+        expect(fromTwo.map((e) => e.data)).toEqual([{ index: 2 }, { index: 3 }, { index: 4 }]);
+        await expect(store.readStream(stream, { fromRevision: 5 })).resolves.toEqual([]);
+      });
+
+      it('keeps the order of successive appends and continues revisions', async () => {
+        const stream = streamName();
+        const appended: NewEvent[] = [];
+        let expected: ExpectedRevision = 'no_stream';
+        for (let i = 0; i < 4; i++) {
+          const batch = newEvents(i % 2 === 0 ? 1 : 2);
+          appended.push(...batch);
+          expected = (await store.append(stream, batch, expected)).nextExpectedRevision;
+        }
+
+        const read = await store.readStream(stream);
+
+        expect(expected).toBe(5);
+        expect(read.map((e) => e.id)).toEqual(appended.map((e) => e.id));
+        expect(read.map((e) => e.revision)).toEqual([0, 1, 2, 3, 4, 5]);
+        expectIncreasing(read.map((e) => e.position));
+      });
+
+      it('reports the head position and answers ping', async () => {
+        const result = await store.append(streamName(), [newEvent()], 'no_stream');
+
+        const head = await store.headPosition();
+
+        expect(head).not.toBeNull();
+        expect(comparePositions(head!, result.position)).toBeGreaterThanOrEqual(0);
+        await expect(store.ping()).resolves.toBeUndefined();
+      });
+    });
+
+    describe('expected revision', () => {
+      it('no_stream: succeeds on a new stream, conflicts with the actual revision otherwise', async () => {
+        const stream = streamName();
+        await expect(store.append(stream, newEvents(2), 'no_stream')).resolves.toMatchObject({
+          nextExpectedRevision: 1,
+        });
+
+        await expectConflict(store.append(stream, [newEvent()], 'no_stream'), stream, 'no_stream', 1);
+      });
+
+      it('stream_exists: conflicts with no_stream on a new stream, succeeds on an existing one', async () => {
+        const stream = streamName();
+        await expectConflict(
+          store.append(stream, [newEvent()], 'stream_exists'),
+          stream,
+          'stream_exists',
+          'no_stream',
+        );
+        await expect(store.readStream(stream)).resolves.toEqual([]);
+
+        await store.append(stream, [newEvent()], 'no_stream');
+        await expect(store.append(stream, [newEvent()], 'stream_exists')).resolves.toMatchObject({
+          nextExpectedRevision: 1,
+        });
+      });
+
+      it('any: succeeds whether or not the stream exists', async () => {
+        const stream = streamName();
+        await expect(store.append(stream, [newEvent()], 'any')).resolves.toMatchObject({
+          nextExpectedRevision: 0,
+        });
+        await expect(store.append(stream, newEvents(2), 'any')).resolves.toMatchObject({
+          nextExpectedRevision: 2,
+        });
+      });
+
+      it('exact revision: succeeds when it is the last revision, conflicts otherwise', async () => {
+        const stream = streamName();
+        await expectConflict(store.append(stream, [newEvent()], 0), stream, 0, 'no_stream');
+        await store.append(stream, newEvents(2), 'no_stream');
+
+        await expectConflict(store.append(stream, [newEvent()], 0), stream, 0, 1);
+        await expectConflict(store.append(stream, [newEvent()], 2), stream, 2, 1);
+        await expect(store.append(stream, [newEvent()], 1)).resolves.toMatchObject({
+          nextExpectedRevision: 2,
+        });
+        await expect(store.readStream(stream)).resolves.toHaveLength(3);
+      });
+
+      it('writes nothing of a multi-event append that conflicts', async () => {
+        const stream = streamName();
+        const original = newEvent();
+        await store.append(stream, [original], 'no_stream');
+
+        await expectConflict(store.append(stream, newEvents(3), 5), stream, 5, 0);
+        await expectConflict(store.append(stream, newEvents(3), 'no_stream'), stream, 'no_stream', 0);
+
+        expect((await store.readStream(stream)).map((e) => e.id)).toEqual([original.id]);
+      });
+
+      it('lets exactly one of concurrent appends with the same expected revision win', async () => {
+        const stream = streamName();
+        const other = await harness.openAnother();
+        await store.append(stream, [newEvent()], 'no_stream');
+        const candidates = Array.from({ length: 6 }, () => [newEvent(), newEvent()]);
+
+        const outcomes = await Promise.allSettled(
+          candidates.map((events, i) => (i % 2 === 0 ? store : other).append(stream, events, 0)),
+        );
+
+        const winners = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
+        expect(winners).toHaveLength(1);
+        for (const outcome of outcomes) {
+          if (outcome.status === 'rejected') {
+            expect(outcome.reason).toBeInstanceOf(WrongExpectedRevisionError);
+            expect(outcome.reason).toMatchObject({ stream, expected: 0, actual: 2 });
+          }
+        }
+        const stored = await store.readStream(stream, { fromRevision: 1 });
+        expect(stored.map((e) => e.id)).toEqual(candidates[winners[0]].map((e) => e.id));
+      });
+    });
+
+    describe('idempotent retries', () => {
+      it('accepts a retried no_stream append once, without duplicates', async () => {
+        const stream = streamName();
+        const events = newEvents(2);
+        const head = await store.headPosition();
+
+        const first = await store.append(stream, events, 'no_stream');
+        const retry = await store.append(stream, events, 'no_stream');
+
+        expect(retry).toEqual(first);
+        expect((await store.readStream(stream)).map((e) => e.id)).toEqual(events.map((e) => e.id));
+        expect(await readAllOf([stream], head)).toHaveLength(2);
+      });
+
+      it('accepts a retried exact-revision append, even after the stream moved on', async () => {
+        const stream = streamName();
+        await store.append(stream, [newEvent()], 'no_stream');
+        const events = newEvents(2);
+
+        const first = await store.append(stream, events, 0);
+        const retry = await store.append(stream, events, 0);
+        await store.append(stream, [newEvent()], 2);
+        const lateRetry = await store.append(stream, events, 0);
+
+        expect(retry).toEqual(first);
+        expect(lateRetry).toEqual(first);
+        expect((await store.readStream(stream)).map((e) => e.revision)).toEqual([0, 1, 2, 3]);
+      });
+    });
+
+    describe('readAll', () => {
+      it('returns events of all streams in append order with increasing positions', async () => {
+        const [a, b] = [streamName(), streamName()];
+        const head = await store.headPosition();
+        const appended: string[] = [];
+        for (const [stream, expected] of [
+          [a, 'no_stream'],
+          [b, 'no_stream'],
+          [a, 1],
+          [b, 1],
+        ] as const) {
+          const batch = newEvents(2);
+          await store.append(stream, batch, expected);
+          appended.push(...batch.map((e) => e.id));
+        }
+
+        const read = await readAllOf([a, b], head);
+
+        expect(read.map((e) => e.id)).toEqual(appended);
+        expectIncreasing(read.map((e) => e.position));
+        const viaStream = [...(await store.readStream(a)), ...(await store.readStream(b))];
+        for (const event of read) {
+          expect(event).toEqual(viaStream.find((e) => e.id === event.id));
+        }
+      });
+
+      it('reads after a position (exclusive) and honours a limit', async () => {
+        const stream = streamName();
+        const { position: p0 } = await store.append(stream, [newEvent()], 'no_stream');
+        const { position: p1 } = await store.append(stream, [newEvent()], 0);
+        await store.append(stream, [newEvent()], 1);
+        const written = await store.readStream(stream);
+
+        const afterFirst = await readAllOf([stream], p0);
+        const limited = await collect(store.readAll({ after: p0, limit: 1 }));
+        const none = await collect(store.readAll({ after: p0, limit: 0 }));
+
+        expect(afterFirst.map((e) => e.id)).toEqual([written[1].id, written[2].id]);
+        expect(limited).toHaveLength(1);
+        expect(comparePositions(limited[0].position, p0)).toBe(1);
+        expect(comparePositions(limited[0].position, p1)).toBeLessThanOrEqual(0);
+        expect(none).toEqual([]);
+      });
+
+      it('reads nothing after the head', async () => {
+        await store.append(streamName(), [newEvent()], 'no_stream');
+        const head = await store.headPosition();
+
+        const after = await collect(store.readAll({ after: head!, limit: 10 }));
+
+        // Another writer may append meanwhile; nothing at or before the head may come back.
+        for (const event of after) expect(comparePositions(event.position, head!)).toBe(1);
+      });
+    });
+
+    describe('subscribeToAll', () => {
+      it('delivers history after the checkpoint (exclusive), then caught-up, then live events', async () => {
+        const stream = streamName();
+        const history = newEvents(3);
+        await store.append(stream, history, 'no_stream');
+        const [checkpoint] = await store.readStream(stream);
+        const subscription = store.subscribeToAll({ after: checkpoint.position });
+        const iterator = subscription[Symbol.asyncIterator]();
+        const streams = new Set([stream]);
+
+        try {
+          const untilLive = await pullUntil(iterator, streams, (m) => m.kind === 'caught-up');
+          expect(describeMessages(untilLive)).toEqual([
+            `ev:${history[1].id}`,
+            `ev:${history[2].id}`,
+            'caught-up',
+          ]);
+
+          const live = [newEvent(), ...newEvents(2)];
+          const arriving = pullUntil(
+            iterator,
+            streams,
+            (m) => m.kind === 'event' && m.event.id === live[2].id,
+          );
+          await store.append(stream, [live[0]], 2);
+          await store.append(stream, live.slice(1), 3);
+          const liveMessages = await arriving;
+
+          expect(describeMessages(liveMessages)).toEqual(live.map((e) => `ev:${e.id}`));
+          const delivered = liveMessages.flatMap((m) => (m.kind === 'event' ? [m.event] : []));
+          expect(delivered.map((e) => e.revision)).toEqual([3, 4, 5]);
+          expect(delivered[0]).toMatchObject({ ...live[0], stream });
+          expectIncreasing([checkpoint.position, ...delivered.map((e) => e.position)]);
+        } finally {
+          await subscription.close();
+        }
+      });
+
+      it('sees events appended through another client within a second', async () => {
+        const stream = streamName();
+        const other = await harness.openAnother();
+        const subscription = store.subscribeToAll({ after: (await store.headPosition()) ?? undefined });
+        const iterator = subscription[Symbol.asyncIterator]();
+        const streams = new Set([stream]);
+
+        try {
+          await pullUntil(iterator, streams, (m) => m.kind === 'caught-up');
+          for (const expected of ['no_stream', 0] as const) {
+            const event = newEvent();
+            // Pull first, so the subscription is waiting for live events when the append lands.
+            const arriving = pullUntil(iterator, streams, () => true, 1000);
+            await other.append(stream, [event], expected);
+            const messages = await arriving;
+            expect(describeMessages(messages)).toEqual([`ev:${event.id}`]);
+          }
+        } finally {
+          await subscription.close();
+        }
+      });
+
+      it('ends the iteration when closed, also while waiting for live events', async () => {
+        const stream = streamName();
+        await store.append(stream, [newEvent()], 'no_stream');
+        const subscription = store.subscribeToAll({ after: (await store.headPosition()) ?? undefined });
+        let sawCaughtUp = false;
+        let markCaughtUp!: () => void;
+        const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
+        const consumed = (async () => {
+          for await (const message of subscription) {
+            if (message.kind === 'caught-up') {
+              sawCaughtUp = true;
+              markCaughtUp();
+            }
+          }
+        })();
+
+        await within(caughtUp, 5000, 'caught-up');
+        await subscription.close();
+        await within(consumed, 1000, 'end of the iteration');
+        await subscription.close();
+
+        expect(sawCaughtUp).toBe(true);
+        const iterator = subscription[Symbol.asyncIterator]();
+        await expect(nextWithin(iterator, 1000)).resolves.toMatchObject({ done: true });
+      });
+    });
+  });
+}

@@ -1,0 +1,343 @@
+import {
+  DuplicateEventIdError,
+  position,
+  type RecordedEvent,
+  SqliteEventStore,
+  type SqliteEventStoreOptions,
+  type SubscriptionMessage,
+  WrongExpectedRevisionError,
+} from '@chronicle/event-store';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeEventStoreContract, type EventStoreHarness } from './event-store.contract';
+import { type AppendLoad, eventCount, runAppendLoad } from './support/append-load';
+import {
+  collect,
+  describeMessages,
+  newEvent,
+  newEvents,
+  nextWithin,
+  pullUntil,
+  waitUntil,
+  within,
+} from './support/events';
+import { spawnAppendWorker } from './support/spawn-append-worker';
+
+async function tempDataDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'chronicle-event-store-'));
+}
+
+async function embeddedHarness(): Promise<EventStoreHarness> {
+  const dataDir = await tempDataDir();
+  const opened: SqliteEventStore[] = [];
+  const open = (): SqliteEventStore => {
+    const store = SqliteEventStore.open(dataDir);
+    opened.push(store);
+    return store;
+  };
+  return {
+    store: open(),
+    openAnother: () => Promise.resolve(open()),
+    cleanup: async () => {
+      await Promise.all(opened.map((store) => store.close()));
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+describeEventStoreContract('embedded (SQLite)', embeddedHarness);
+
+describe('SqliteEventStore', () => {
+  let dataDir: string;
+  const stores: SqliteEventStore[] = [];
+
+  function open(options?: SqliteEventStoreOptions): SqliteEventStore {
+    const store = SqliteEventStore.open(dataDir, options);
+    stores.push(store);
+    return store;
+  }
+
+  beforeEach(async () => {
+    dataDir = await tempDataDir();
+  });
+
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  describe('group commit', () => {
+    it('commits appends requested together in one transaction', async () => {
+      const store = open();
+      const before = store.stats();
+
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => store.append(`group-${i}`, [newEvent()], 'no_stream')),
+      );
+
+      expect(store.stats()).toEqual({
+        commits: before.commits + 1,
+        appends: before.appends + 200,
+        events: before.events + 200,
+      });
+      expect(results.map((r) => r.position.commit)).toEqual(
+        Array.from({ length: 200 }, (_, i) => BigInt(i + 1)),
+      );
+    });
+
+    it('fails only the conflicting append of a group and leaves no gap in positions', async () => {
+      const store = open();
+      const [first, conflicting, last] = [newEvent(), newEvent(), newEvent()];
+
+      const outcomes = await Promise.allSettled([
+        store.append('a-1', [first], 'no_stream'),
+        store.append('b-1', [conflicting, newEvent()], 4),
+        store.append('a-1', [last], 0),
+      ]);
+
+      expect(outcomes[0]).toMatchObject({ status: 'fulfilled', value: { position: position(1) } });
+      expect(outcomes[1]).toMatchObject({ status: 'rejected', reason: { expected: 4, actual: 'no_stream' } });
+      expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedRevisionError);
+      expect(outcomes[2]).toMatchObject({ status: 'fulfilled', value: { position: position(2) } });
+      expect(store.stats()).toMatchObject({ commits: 1, appends: 2, events: 2 });
+      const all = await collect(store.readAll());
+      expect(all.map((e) => [e.id, e.position.commit])).toEqual([
+        [first.id, 1n],
+        [last.id, 2n],
+      ]);
+    });
+
+    it('commits appends requested before close, then refuses new ones', async () => {
+      const store = open();
+      const event = newEvent();
+
+      const pending = store.append('closing-1', [event], 'no_stream');
+      await store.close();
+
+      await expect(pending).resolves.toMatchObject({ nextExpectedRevision: 0 });
+      await expect(store.append('closing-1', [newEvent()], 0)).rejects.toThrow('closed');
+      await expect(store.readStream('closing-1')).rejects.toThrow('closed');
+      const reopened = open();
+      await expect(reopened.readStream('closing-1')).resolves.toMatchObject([{ id: event.id }]);
+    });
+  });
+
+  describe('durability', () => {
+    it('keeps every event across close and reopen, and continues from there', async () => {
+      const store = open();
+      await store.append('user-1', newEvents(2), 'no_stream');
+      await store.append('customer-1', [newEvent()], 'no_stream');
+      const before = await collect(store.readAll());
+      await store.close();
+
+      const reopened = open();
+
+      expect(await collect(reopened.readAll())).toEqual(before);
+      expect(await reopened.headPosition()).toEqual(position(3));
+      await expect(reopened.append('user-1', [newEvent()], 1)).resolves.toEqual({
+        nextExpectedRevision: 2,
+        position: position(4),
+      });
+    });
+  });
+
+  describe('idempotency and ids', () => {
+    it('accepts a retry with any or stream_exists without writing twice', async () => {
+      const store = open();
+      const events = newEvents(2);
+      await store.append('retry-1', [newEvent()], 'no_stream');
+      const first = await store.append('retry-1', events, 'any');
+
+      await expect(store.append('retry-1', events, 'any')).resolves.toEqual(first);
+      await expect(store.append('retry-1', events, 'stream_exists')).resolves.toEqual(first);
+      expect(await store.readStream('retry-1')).toHaveLength(3);
+      expect(store.stats().events).toBe(3);
+    });
+
+    it('rejects an id stored elsewhere and writes nothing of that append', async () => {
+      const store = open();
+      const reused = newEvent();
+      await store.append('ids-1', [reused], 'no_stream');
+
+      const attempt = store.append('ids-2', [newEvent(), reused], 'no_stream');
+
+      await expect(attempt).rejects.toBeInstanceOf(DuplicateEventIdError);
+      await expect(attempt).rejects.toMatchObject({ stream: 'ids-2', eventId: reused.id });
+      await expect(store.readStream('ids-2')).resolves.toEqual([]);
+    });
+
+    it('rejects invalid appends before queueing them', async () => {
+      const store = open();
+
+      await expect(store.append('empty-1', [], 'any')).rejects.toThrow(RangeError);
+      await expect(store.append('$system', [newEvent()], 'any')).rejects.toThrow(RangeError);
+      await expect(store.append('neg-1', [newEvent()], -1)).rejects.toThrow(RangeError);
+      await expect(store.readStream('neg-1', { fromRevision: -1 })).rejects.toThrow(RangeError);
+      expect(store.stats().commits).toBe(0);
+    });
+  });
+
+  describe('batched reads', () => {
+    it('reads all events across batch boundaries, with and without a limit', async () => {
+      const store = open({ readBatchSize: 3 });
+      for (let i = 0; i < 5; i++) await store.append(`batch-${i}`, newEvents(2), 'no_stream');
+
+      const all = await collect(store.readAll());
+      const limited = await collect(store.readAll({ after: position(2), limit: 6 }));
+
+      expect(all.map((e) => e.position.commit)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i + 1)));
+      expect(limited.map((e) => e.position.commit)).toEqual([3n, 4n, 5n, 6n, 7n, 8n]);
+    });
+
+    it('feeds a subscription from the start across batches, then live', async () => {
+      const store = open({ readBatchSize: 3 });
+      await store.append('sub-1', newEvents(7), 'no_stream');
+      const subscription = store.subscribeToAll();
+      const iterator = subscription[Symbol.asyncIterator]();
+
+      try {
+        const history = await pullUntil(iterator, new Set(['sub-1']), (m) => m.kind === 'caught-up');
+        const live = newEvent();
+        await store.append('sub-1', [live], 6);
+        const next = await nextWithin(iterator, 1000);
+
+        expect(history.map(revisionOf)).toEqual([0, 1, 2, 3, 4, 5, 6, 'caught-up']);
+        expect(next).toMatchObject({
+          done: false,
+          value: { kind: 'event', event: { id: live.id, revision: 7 } },
+        });
+      } finally {
+        await subscription.close();
+      }
+    });
+
+    it('wakes live subscriptions on its own appends without waiting for the poll', async () => {
+      const store = open({ pollIntervalMs: 60_000 });
+      const subscription = store.subscribeToAll();
+      const iterator = subscription[Symbol.asyncIterator]();
+      await expect(nextWithin(iterator, 1000)).resolves.toMatchObject({ value: { kind: 'caught-up' } });
+
+      try {
+        const arriving = nextWithin(iterator, 500);
+        const event = newEvent();
+        await store.append('wake-1', [event], 'no_stream');
+
+        await expect(arriving).resolves.toMatchObject({ value: { kind: 'event', event: { id: event.id } } });
+      } finally {
+        await subscription.close();
+      }
+    });
+
+    it('ends subscriptions when the store closes', async () => {
+      const store = open();
+      const subscription = store.subscribeToAll();
+      const iterator = subscription[Symbol.asyncIterator]();
+      await expect(nextWithin(iterator, 1000)).resolves.toMatchObject({ value: { kind: 'caught-up' } });
+
+      const waiting = iterator.next();
+      await store.close();
+
+      await expect(within(waiting, 1000, 'end of the subscription')).resolves.toMatchObject({ done: true });
+      expect(() => store.subscribeToAll()).toThrow('closed');
+    });
+  });
+
+  describe('two processes on one data directory', () => {
+    it('interleaves concurrent appends from both without loss, duplicates or gaps', async () => {
+      const store = open();
+      const seen: RecordedEvent[] = [];
+      const subscription = store.subscribeToAll();
+      const consuming = (async () => {
+        for await (const message of subscription) if (message.kind === 'event') seen.push(message.event);
+      })();
+      const sharedStreams = [`shared-${randomUUID()}`, `shared-${randomUUID()}`];
+      const load = (prefix: string, delayMs: number): AppendLoad => ({
+        sharedStreams,
+        ownStreamPrefix: `${prefix}-${randomUUID()}`,
+        workers: 6,
+        appendsPerWorker: 40,
+        delayMs,
+      });
+      // The child is paced to run for about half a second; the parent starts on its first event,
+      // so the two overlap however slowly the child process starts.
+      const child = spawnAppendWorker(dataDir, load('child', 10));
+      await child.ready;
+
+      child.go();
+      await waitUntil(() => seen.length > 0, 10_000, "the child's first event");
+      const [parentIds, childIds] = await Promise.all([
+        runAppendLoad(store, load('parent', 2)),
+        child.result,
+      ]);
+
+      const all = await collect(store.readAll());
+      const written = [...parentIds, ...childIds];
+      expect(all.map((e) => e.position.commit)).toEqual(all.map((_, i) => BigInt(i + 1)));
+      expect(new Set(all.map((e) => e.id))).toEqual(new Set(written));
+      expect(all).toHaveLength(written.length);
+      const revisions = new Map<string, number[]>();
+      for (const event of all)
+        revisions.set(event.stream, [...(revisions.get(event.stream) ?? []), event.revision]);
+      for (const [stream, list] of revisions) {
+        expect([stream, list]).toEqual([stream, list.map((_, i) => i)]);
+      }
+      const fromChild = new Set(childIds);
+      // The two processes really wrote at the same time, and both to the contended streams.
+      const childPositions = all.filter((e) => fromChild.has(e.id)).map((e) => e.position.commit);
+      const parentPositions = all.filter((e) => !fromChild.has(e.id)).map((e) => e.position.commit);
+      expect(childPositions[0]).toBeLessThan(parentPositions[parentPositions.length - 1]);
+      expect(parentPositions[0]).toBeLessThan(childPositions[childPositions.length - 1]);
+      const sharedWriters = new Set(
+        all
+          .filter((e) => sharedStreams.includes(e.stream))
+          .map((e) => (fromChild.has(e.id) ? 'child' : 'parent')),
+      );
+      expect(sharedWriters).toEqual(new Set(['child', 'parent']));
+
+      await waitUntil(() => seen.length >= all.length, 3000, 'every event on the subscription');
+      await subscription.close();
+      await consuming;
+      expect(seen).toEqual(all);
+    }, 30_000);
+
+    it("delivers the other process's appends to a live subscription within a second", async () => {
+      const store = open();
+      const subscription = store.subscribeToAll();
+      const iterator = subscription[Symbol.asyncIterator]();
+      await expect(nextWithin(iterator, 1000)).resolves.toMatchObject({ value: { kind: 'caught-up' } });
+      const load: AppendLoad = {
+        sharedStreams: [],
+        ownStreamPrefix: `slow-${randomUUID()}`,
+        workers: 1,
+        appendsPerWorker: 5,
+        delayMs: 150,
+      };
+      const child = spawnAppendWorker(dataDir, load);
+      await child.ready;
+
+      child.go();
+      const received: { message: SubscriptionMessage; latencyMs: number }[] = [];
+      try {
+        while (received.length < eventCount(load)) {
+          // The first event also waits for the child's first commit.
+          const result = await nextWithin(iterator, received.length === 0 ? 5000 : 1200);
+          const message = result.value as SubscriptionMessage;
+          if (message.kind !== 'event') throw new Error(`unexpected ${message.kind}`);
+          received.push({ message, latencyMs: Date.now() - Date.parse(message.event.metadata.occurredAt) });
+        }
+      } finally {
+        await subscription.close();
+      }
+
+      const ids = await child.result;
+      expect(describeMessages(received.map((r) => r.message))).toEqual(ids.map((id) => `ev:${id}`));
+      for (const { latencyMs } of received) expect(latencyMs).toBeLessThan(1000);
+    }, 30_000);
+  });
+});
+
+function revisionOf(message: SubscriptionMessage): number | 'caught-up' {
+  return message.kind === 'event' ? message.event.revision : 'caught-up';
+}
