@@ -1,0 +1,153 @@
+import { position } from '@chronicle/event-store';
+import { CustomerDocument } from '../read-store.port';
+import { canonicalTimestamp, CustomerColumns } from './customer-columns';
+
+/** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function readAll(columns: CustomerColumns): CustomerDocument[] {
+  return Array.from({ length: columns.size }, (_, index) => columns.read(index));
+}
+
+describe('CustomerColumns', () => {
+  it('matches a plain sorted model through growth, out-of-order inserts and updates', () => {
+    const next = random(42);
+    const columns = new CustomerColumns();
+    const model = new Map<number, CustomerDocument>();
+    for (let at = 1; at <= 20_000; at++) {
+      const id = Math.floor(next() * 8_000);
+      const existing = model.get(id);
+      const name = `név ${at} ${'x'.repeat(Math.floor(next() * 30))}`;
+      if (existing !== undefined && next() < 0.5) {
+        columns.apply(id, position(at), { name });
+        model.set(id, { ...existing, name });
+      } else {
+        const doc = {
+          id,
+          name,
+          email: `c${at}@example.com`,
+          createdon: new Date(1_700_000_000_000 + at * 1000).toISOString(),
+        };
+        columns.apply(id, position(at), doc);
+        model.set(id, doc);
+      }
+    }
+
+    const expected = [...model.values()].sort((a, b) => a.id - b.id);
+    expect(readAll(columns)).toEqual(expected);
+    for (const probe of [-1, 0, 1, 3_999, 4_000, 7_999, 8_000]) {
+      expect(columns.lowerBound(probe)).toBe(expected.filter((doc) => doc.id < probe).length);
+      expect(columns.upperBound(probe)).toBe(expected.filter((doc) => doc.id <= probe).length);
+    }
+  });
+
+  it('appends increasing ids without moving earlier rows', () => {
+    const columns = new CustomerColumns();
+    for (let id = 1; id <= 5_000; id++) {
+      columns.apply(id, position(id), {
+        name: `n${id}`,
+        email: `e${id}@x.io`,
+        createdon: '2026-01-01T00:00:00.000Z',
+      });
+    }
+
+    expect(columns.size).toBe(5_000);
+    expect(columns.read(0)).toEqual({
+      id: 1,
+      name: 'n1',
+      email: 'e1@x.io',
+      createdon: '2026-01-01T00:00:00.000Z',
+    });
+    expect(columns.read(4_999).id).toBe(5_000);
+  });
+
+  it('reclaims the text of replaced names instead of growing without bound', () => {
+    const columns = new CustomerColumns();
+    columns.apply(1, position(1), { name: 'first', email: 'one@example.com' });
+    for (let at = 2; at <= 100_000; at++) columns.apply(1, position(at), { name: `name number ${at}` });
+
+    expect(columns.read(0)).toEqual({ id: 1, name: 'name number 100000', email: 'one@example.com' });
+    expect(columns['heap'].length).toBeLessThanOrEqual(128 * 1024);
+  });
+
+  it('keeps a createdon that epoch milliseconds cannot reproduce exactly', () => {
+    const columns = new CustomerColumns();
+    columns.apply(1, position(1), { createdon: '2026-11-22T09:15:00Z' });
+    columns.apply(2, position(2), { createdon: '2026-11-22T09:15:00.000Z' });
+    columns.apply(3, position(3), { createdon: 'not a date' });
+
+    expect(readAll(columns).map((doc) => doc.createdon)).toEqual([
+      '2026-11-22T09:15:00Z',
+      '2026-11-22T09:15:00.000Z',
+      'not a date',
+    ]);
+
+    columns.apply(1, position(4), { createdon: '2027-01-01T00:00:00.000Z' });
+    expect(columns.read(0).createdon).toBe('2027-01-01T00:00:00.000Z');
+  });
+
+  it('leaves out the fields a customer never had set, and tells empty text from absent', () => {
+    const columns = new CustomerColumns();
+    columns.apply(1, position(1), { email: 'only@example.com' });
+    columns.apply(2, position(2), { name: '' });
+
+    expect(readAll(columns)).toEqual([
+      { id: 1, email: 'only@example.com' },
+      { id: 2, name: '' },
+    ]);
+  });
+
+  it('reports whether a change was applied by its position', () => {
+    const columns = new CustomerColumns();
+
+    expect(columns.apply(1, position(5, 3), { name: 'a' })).toBe(true);
+    expect(columns.apply(1, position(5, 3), { name: 'b' })).toBe(false);
+    expect(columns.apply(1, position(5, 2), { name: 'c' })).toBe(false);
+    expect(columns.apply(1, position(5, 4), { name: 'd' })).toBe(true);
+    expect(columns.apply(1, position(6), { name: 'e' })).toBe(true);
+    expect(columns.apply(1, position(5, 5), { name: 'f' })).toBe(false);
+    expect(columns.read(0).name).toBe('e');
+  });
+});
+
+describe('canonicalTimestamp', () => {
+  it('agrees with Date for timestamps in the form toISOString() writes', () => {
+    const next = random(7);
+    for (let i = 0; i < 10_000; i++) {
+      const ms = Math.floor(
+        Date.UTC(1000, 0, 1) + next() * (Date.UTC(9999, 11, 31, 23, 59, 59, 999) - Date.UTC(1000, 0, 1)),
+      );
+      expect(canonicalTimestamp(new Date(ms).toISOString())).toBe(ms);
+    }
+    expect(canonicalTimestamp('2024-02-29T23:59:59.999Z')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59, 999));
+    expect(canonicalTimestamp('2000-02-29T00:00:00.000Z')).toBe(Date.UTC(2000, 1, 29));
+  });
+
+  it.each([
+    '2026-11-22T09:15:00Z',
+    '2026-11-22T09:15:00.000+00:00',
+    '2026-11-22 09:15:00.000Z',
+    '+002026-11-22T09:15:00.000Z',
+    '0999-12-31T23:59:59.999Z',
+    '2026-02-29T00:00:00.000Z',
+    '1900-02-29T00:00:00.000Z',
+    '2026-04-31T00:00:00.000Z',
+    '2026-13-01T00:00:00.000Z',
+    '2026-00-01T00:00:00.000Z',
+    '2026-11-00T00:00:00.000Z',
+    '2026-11-22T24:00:00.000Z',
+    '2026-11-22T09:60:00.000Z',
+    '2026-11-22T09:15:60.000Z',
+    '2026-11-22t09:15:00.000z',
+  ])('refuses %s, which toISOString() would not give back', (text) => {
+    expect(canonicalTimestamp(text)).toBeNull();
+  });
+});

@@ -1,0 +1,182 @@
+import { comparePositions, Position } from '@chronicle/event-store';
+import {
+  Checkpoint,
+  CustomerDocument,
+  CustomerListQuery,
+  CustomerPage,
+  DocumentChange,
+  ReadStore,
+  UserDocument,
+} from '../read-store.port';
+import { CustomerColumns } from './customer-columns';
+
+interface StoredUser {
+  doc: Partial<UserDocument>;
+  position: Position;
+}
+
+const MAX_POSITION = 2n ** 64n - 1n;
+
+/**
+ * The embedded default read store: everything in process memory, rebuilt from the event store at
+ * start-up. Customers live in sorted columns (see CustomerColumns), users in a Map.
+ */
+export class MemoryReadStore extends ReadStore {
+  private customers = new CustomerColumns();
+  private readonly users = new Map<string, StoredUser>();
+  private readonly checkpoints = new Map<string, Position>();
+  private closed = false;
+
+  applyBatch(changes: DocumentChange[], checkpoint: Checkpoint): Promise<void> {
+    return settle(() => {
+      this.assertOpen();
+      // Everything is checked before anything is applied, so a bad batch changes nothing.
+      changes.forEach(checkChange);
+      checkPosition(checkpoint.position, 'checkpoint position');
+      for (const change of changes) {
+        if (change.collection === 'customers') this.customers.apply(change.id, change.position, change.set);
+        else this.applyUser(change.id, change.position, change.set);
+      }
+      this.checkpoints.set(checkpoint.projection, copyPosition(checkpoint.position));
+    });
+  }
+
+  getCheckpoint(projection: string): Promise<Position | null> {
+    return settle(() => {
+      this.assertOpen();
+      const stored = this.checkpoints.get(projection);
+      return stored === undefined ? null : copyPosition(stored);
+    });
+  }
+
+  listCustomers(query: CustomerListQuery): Promise<CustomerPage> {
+    return settle(() => {
+      this.assertOpen();
+      checkListQuery(query);
+      const from = query.gt === undefined ? 0 : this.customers.upperBound(query.gt);
+      const to = query.lt === undefined ? this.customers.size : this.customers.lowerBound(query.lt);
+      const total = Math.max(0, to - from);
+      const start = from + query.offset;
+      const end = Math.min(to, start + query.limit);
+      const items: CustomerDocument[] = [];
+      for (let index = start; index < end; index++) items.push(this.customers.read(index));
+      return { items, total };
+    });
+  }
+
+  getUser(id: string): Promise<UserDocument | null> {
+    return settle(() => {
+      this.assertOpen();
+      const stored = this.users.get(id);
+      return stored === undefined ? null : userView(id, stored.doc);
+    });
+  }
+
+  ping(): Promise<void> {
+    return settle(() => this.assertOpen());
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    // Lets the memory go even while something still holds the store.
+    this.customers = new CustomerColumns();
+    this.users.clear();
+    this.checkpoints.clear();
+    return Promise.resolve();
+  }
+
+  private applyUser(id: string, position: Position, set: Partial<UserDocument>): void {
+    const stored = this.users.get(id);
+    if (stored !== undefined && comparePositions(stored.position, position) >= 0) return;
+    const doc = stored?.doc ?? {};
+    // Field by field: only the document's own fields are ever copied from a change.
+    if (set.name !== undefined) doc.name = set.name;
+    if (set.age !== undefined) doc.age = set.age;
+    if (set.createdon !== undefined) doc.createdon = set.createdon;
+    if (set.modifiedon !== undefined) doc.modifiedon = set.modifiedon;
+    this.users.set(id, { doc, position: copyPosition(position) });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('The read store is closed');
+  }
+}
+
+/** Runs synchronous work as a promise: a throw becomes a rejection, as the port's callers expect. */
+function settle<T>(work: () => T): Promise<T> {
+  return new Promise<T>((resolve) => resolve(work()));
+}
+
+/** A copy in the document's field order, leaving out fields never set. */
+function userView(id: string, doc: Partial<UserDocument>): UserDocument {
+  const view: Partial<UserDocument> = { id };
+  if (doc.name !== undefined) view.name = doc.name;
+  if (doc.age !== undefined) view.age = doc.age;
+  if (doc.createdon !== undefined) view.createdon = doc.createdon;
+  if (doc.modifiedon !== undefined) view.modifiedon = doc.modifiedon;
+  return view as UserDocument;
+}
+
+function copyPosition(position: Position): Position {
+  return { commit: position.commit, prepare: position.prepare };
+}
+
+function checkPosition(position: Position, what: string): void {
+  for (const part of [position.commit, position.prepare]) {
+    if (typeof part !== 'bigint' || part < 0n || part > MAX_POSITION) {
+      throw new RangeError(`${what} must be two unsigned 64-bit integers`);
+    }
+  }
+}
+
+const CUSTOMER_FIELDS = new Map([
+  ['id', 'number'],
+  ['name', 'string'],
+  ['email', 'string'],
+  ['createdon', 'string'],
+]);
+const USER_FIELDS = new Map([
+  ['id', 'string'],
+  ['name', 'string'],
+  ['age', 'number'],
+  ['createdon', 'string'],
+  ['modifiedon', 'string'],
+]);
+
+function checkChange(change: DocumentChange): void {
+  checkPosition(change.position, 'change position');
+  const set: Record<string, unknown> = change.set;
+  if (change.collection === 'customers') {
+    if (!Number.isSafeInteger(change.id)) throw new RangeError(`Customer id ${change.id} is not an integer`);
+    checkFieldTypes(set, CUSTOMER_FIELDS);
+  } else if (change.collection === 'users') {
+    if (typeof change.id !== 'string') throw new TypeError('User id must be a string');
+    checkFieldTypes(set, USER_FIELDS);
+  } else {
+    throw new TypeError(`Unknown collection ${String((change as { collection: unknown }).collection)}`);
+  }
+  if (set.id !== undefined && set.id !== change.id) {
+    throw new RangeError(`A change to document ${String(change.id)} cannot set id ${JSON.stringify(set.id)}`);
+  }
+}
+
+/** Rejects fields the other adapters would store but this one would drop, and wrong types. */
+function checkFieldTypes(set: Record<string, unknown>, types: Map<string, string>): void {
+  // for...in rather than Object.entries: this runs for every change of a replay.
+  for (const field in set) {
+    const type = types.get(field);
+    if (type === undefined) throw new RangeError(`Unknown field ${field}`);
+    const value = set[field];
+    if (value !== undefined && typeof value !== type) throw new TypeError(`Field ${field} must be a ${type}`);
+  }
+}
+
+function checkListQuery(query: CustomerListQuery): void {
+  if (!Number.isSafeInteger(query.offset) || query.offset < 0) {
+    throw new RangeError('offset must be a non-negative integer');
+  }
+  if (!Number.isSafeInteger(query.limit) || query.limit < 0) {
+    throw new RangeError('limit must be a non-negative integer');
+  }
+  if (Number.isNaN(query.gt) || Number.isNaN(query.lt)) throw new RangeError('gt and lt must be numbers');
+}

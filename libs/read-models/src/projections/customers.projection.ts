@@ -1,0 +1,21 @@
+import { CustomerRegistered } from '@chronicle/domain';
+import { RecordedEvent } from '@chronicle/event-store';
+import { DocumentChange } from '../read-store.port';
+import { Projection } from './projection';
+
+/** The `customers` collection behind GET /customers. */
+export const customersProjection: Projection = {
+  name: 'customers',
+  project(event: RecordedEvent): DocumentChange[] {
+    if (event.type !== 'CustomerRegistered.v1') return [];
+    const data = event.data as CustomerRegistered['data'];
+    return [
+      {
+        collection: 'customers',
+        id: data.customerId,
+        position: event.position,
+        set: { id: data.customerId, name: data.name, email: data.email, createdon: data.createdon },
+      },
+    ];
+  },
+};

@@ -1,0 +1,129 @@
+import { position, RecordedEvent } from '@chronicle/event-store';
+import { ALL_PROJECTIONS } from './all-projections';
+import { customersProjection } from './customers.projection';
+import { usersProjection } from './users.projection';
+
+function recorded(type: string, data: Record<string, unknown>, at = 7): RecordedEvent {
+  return {
+    id: `event-${at}`,
+    type,
+    data,
+    metadata: {
+      actor: 'system',
+      correlationId: 'c',
+      causationId: null,
+      occurredAt: '2026-01-01T00:00:00.000Z',
+    },
+    stream: 'any-1',
+    revision: 0,
+    position: position(at, at - 1),
+  };
+}
+
+const customerRegistered = recorded('CustomerRegistered.v1', {
+  customerId: 42,
+  name: 'Acme',
+  email: 'acme@example.com',
+  createdon: '2026-11-22T09:15:00.000Z',
+});
+const userRegistered = recorded('UserRegistered.v1', {
+  userId: 'u-1',
+  accountId: 'a-1',
+  name: 'Ada',
+  age: 36,
+  createdon: '2026-11-22T09:15:00.000Z',
+});
+const patch = (changes: Record<string, unknown>) =>
+  recorded('UserPatched.v1', { userId: 'u-1', changes, modifiedon: '2026-11-23T10:00:00.000Z' }, 9);
+
+/** Events of every other kind: no read model is built from them. */
+const unrelated = [
+  recorded('AccountOpened.v1', {
+    accountId: 'a-1',
+    email: 'a@example.com',
+    userId: 'u-1',
+    roles: [],
+    passwordHash: 'h',
+  }),
+  recorded('AccessTokenIssued.v1', { accountId: 'a-1', tokenId: 't', issuedAt: '', expiresAt: '' }),
+  recorded('EmailReserved.v1', { accountId: 'a-1' }),
+  recorded('CustomerNumberAssigned.v1', { customerId: 42 }),
+  recorded('CustomerRegistered.v2', { customerId: 42 }),
+];
+
+describe('customersProjection', () => {
+  it('turns CustomerRegistered into the customer document at the event position', () => {
+    expect(customersProjection.project(customerRegistered)).toEqual([
+      {
+        collection: 'customers',
+        id: 42,
+        position: position(7, 6),
+        set: { id: 42, name: 'Acme', email: 'acme@example.com', createdon: '2026-11-22T09:15:00.000Z' },
+      },
+    ]);
+  });
+
+  it.each([...unrelated, userRegistered, patch({ age: 1 })].map((event) => [event.type, event]))(
+    'ignores %s',
+    (_, event) => {
+      expect(customersProjection.project(event)).toEqual([]);
+    },
+  );
+});
+
+describe('usersProjection', () => {
+  it('turns UserRegistered into the full user, last modified when created', () => {
+    expect(usersProjection.project(userRegistered)).toEqual([
+      {
+        collection: 'users',
+        id: 'u-1',
+        position: position(7, 6),
+        set: {
+          id: 'u-1',
+          name: 'Ada',
+          age: 36,
+          createdon: '2026-11-22T09:15:00.000Z',
+          modifiedon: '2026-11-22T09:15:00.000Z',
+        },
+      },
+    ]);
+  });
+
+  it('sets only the changed fields and modifiedon for UserPatched', () => {
+    expect(usersProjection.project(patch({ age: 37 }))).toEqual([
+      {
+        collection: 'users',
+        id: 'u-1',
+        position: position(9, 8),
+        set: { age: 37, modifiedon: '2026-11-23T10:00:00.000Z' },
+      },
+    ]);
+    expect(usersProjection.project(patch({ name: 'Ada L.', age: 0 }))[0].set).toEqual({
+      name: 'Ada L.',
+      age: 0,
+      modifiedon: '2026-11-23T10:00:00.000Z',
+    });
+  });
+
+  it('copies nothing but name and age from a patch', () => {
+    const [change] = usersProjection.project(
+      patch({ name: 'Eve', createdon: '1970-01-01T00:00:00.000Z', id: 'u-2' }),
+    );
+
+    expect(change.id).toBe('u-1');
+    expect(change.set).toEqual({ name: 'Eve', modifiedon: '2026-11-23T10:00:00.000Z' });
+  });
+
+  it.each([...unrelated, customerRegistered].map((event) => [event.type, event]))(
+    'ignores %s',
+    (_, event) => {
+      expect(usersProjection.project(event)).toEqual([]);
+    },
+  );
+});
+
+describe('ALL_PROJECTIONS', () => {
+  it('holds each projection once, under its own name', () => {
+    expect(ALL_PROJECTIONS.map((projection) => projection.name)).toEqual(['customers', 'users']);
+  });
+});
