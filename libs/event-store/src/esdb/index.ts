@@ -1,0 +1,2 @@
+export * from './esdb-event-store';
+export { retryDelay, type ResubscribeOptions } from './esdb-subscription';
