@@ -1,0 +1,262 @@
+import { randomUUID } from 'node:crypto';
+
+import { position } from '@chronicle/event-store';
+import { CustomerDocument, DocumentChange, MongoReadStore, UserDocument } from '@chronicle/read-models';
+import { Long, MongoClient } from 'mongodb';
+
+import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
+import { describeReadStoreContract } from './read-store.contract';
+
+/** A database of its own per store, dropped afterwards: runs never see each other's data. */
+function setupOn(uri: () => string) {
+  return async () => {
+    const dbName = `chronicle_test_${randomUUID().replaceAll('-', '')}`;
+    const store = await MongoReadStore.connect(uri(), { dbName });
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        const client = await MongoClient.connect(uri());
+        try {
+          await client.db(dbName).dropDatabase();
+        } finally {
+          await client.close();
+        }
+      },
+    };
+  };
+}
+
+describe('MongoReadStore on the wire-protocol double', () => {
+  let double: MongoDouble;
+
+  beforeAll(async () => {
+    double = await startMongoDouble();
+  });
+
+  afterAll(async () => {
+    await double.stop();
+  });
+
+  describeReadStoreContract(
+    'mongo (double)',
+    setupOn(() => double.uri),
+  );
+
+  describe('replays', () => {
+    let store: MongoReadStore;
+    let cleanup: () => Promise<void>;
+
+    beforeEach(async () => {
+      ({ store, cleanup } = await setupOn(() => double.uri)());
+    });
+
+    afterEach(() => cleanup());
+
+    const customer = (id: number, at: number, set: Partial<CustomerDocument>): DocumentChange => ({
+      collection: 'customers',
+      id,
+      position: position(at),
+      set,
+    });
+    const user = (id: string, at: number, set: Partial<UserDocument>): DocumentChange => ({
+      collection: 'users',
+      id,
+      position: position(at),
+      set,
+    });
+    const batch = [
+      customer(1, 1, { id: 1, name: 'One', email: 'one@example.com', createdon: '2026-01-01T00:00:00.000Z' }),
+      user('u-1', 2, { name: 'Ada', age: 36, createdon: '2026-01-01T00:00:00.000Z' }),
+      customer(2, 3, { name: 'Two', email: 'two@example.com', createdon: '2026-01-02T00:00:00.000Z' }),
+      customer(1, 4, { name: 'One renamed' }),
+      user('u-1', 5, { age: 37, modifiedon: '2026-01-03T00:00:00.000Z' }),
+      customer(1, 6, { email: 'one@new.example.com' }),
+      user('u-1', 7, { name: 'Ada L.' }),
+    ];
+
+    async function snapshot() {
+      return {
+        customers: await store.listCustomers({ offset: 0, limit: 100 }),
+        user: await store.getUser('u-1'),
+        checkpoint: await store.getCheckpoint('main'),
+      };
+    }
+
+    it('changes nothing when the same batch is applied again', async () => {
+      await store.applyBatch(batch, { projection: 'main', position: position(7) });
+      const once = await snapshot();
+      expect(once.customers.items[0]).toEqual({
+        id: 1,
+        name: 'One renamed',
+        email: 'one@new.example.com',
+        createdon: '2026-01-01T00:00:00.000Z',
+      });
+
+      await store.applyBatch(batch, { projection: 'main', position: position(7) });
+      expect(await snapshot()).toEqual(once);
+    });
+
+    it('ends with the same documents after a crash between a batch and its checkpoint', async () => {
+      const clean = await snapshotOfCleanRun();
+
+      // The first run got its documents written but died before the checkpoint; the restart
+      // resumes from the checkpoint before, so it applies the whole batch again, and more.
+      await store.applyBatch([], { projection: 'main', position: position(0) });
+      await store.applyBatch(batch, { projection: 'other', position: position(7) });
+      expect(await store.getCheckpoint('main')).toEqual(position(0));
+      await store.applyBatch(batch.slice(0, 3), { projection: 'main', position: position(3) });
+      await store.applyBatch(batch.slice(3), { projection: 'main', position: position(7) });
+
+      expect(await snapshot()).toEqual(clean);
+    });
+
+    it('completes a document whose changes were only partly applied before a crash', async () => {
+      const clean = await snapshotOfCleanRun();
+      // Only the first changes of each document made it: the documents sit inside the batch.
+      await store.applyBatch(batch.slice(0, 4), { projection: 'other', position: position(4) });
+
+      await store.applyBatch(batch, { projection: 'main', position: position(7) });
+
+      expect(await snapshot()).toEqual(clean);
+    });
+
+    async function snapshotOfCleanRun() {
+      const { store: reference, cleanup: dropReference } = await setupOn(() => double.uri)();
+      try {
+        await reference.applyBatch(batch, { projection: 'main', position: position(7) });
+        return {
+          customers: await reference.listCustomers({ offset: 0, limit: 100 }),
+          user: await reference.getUser('u-1'),
+          checkpoint: await reference.getCheckpoint('main'),
+        };
+      } finally {
+        await dropReference();
+      }
+    }
+  });
+});
+
+describe('MongoReadStore configuration', () => {
+  let double: MongoDouble;
+  const seen: Array<{ db: string; command: Record<string, any> }> = [];
+
+  beforeAll(async () => {
+    double = await startMongoDouble({ onCommand: (db, command) => seen.push({ db, command }) });
+  });
+
+  afterAll(() => double.stop());
+
+  const sent = (name: string) => seen.filter((entry) => Object.keys(entry.command)[0] === name);
+  const batch = [{ collection: 'customers' as const, id: 1, position: position(1), set: { name: 'One' } }];
+
+  it('creates its collections at start-up in the database the URI names', async () => {
+    const store = await MongoReadStore.connect(double.uri.replace('/?', '/from_uri?'));
+    await store.close();
+    const client = await MongoClient.connect(double.uri);
+    try {
+      const names = await client.db('from_uri').listCollections({}, { nameOnly: true }).toArray();
+      expect(names.map((info) => info.name).sort()).toEqual(['checkpoints', 'customers', 'users']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('writes with majority write concern and reads with majority read concern by default', async () => {
+    seen.length = 0;
+    const store = await MongoReadStore.connect(double.uri, { dbName: 'concerns_default' });
+    await store.applyBatch(batch, { projection: 'main', position: position(1) });
+    await store.listCustomers({ offset: 0, limit: 10 });
+    await store.close();
+    expect(sent('update').map((entry) => entry.command.writeConcern)).toEqual([
+      { w: 'majority' },
+      { w: 'majority' },
+    ]);
+    expect(sent('find')[0].command.readConcern).toEqual({ level: 'majority' });
+    expect(sent('aggregate')[0].command.readConcern).toEqual({ level: 'majority' });
+  });
+
+  it('takes the concerns it is given', async () => {
+    seen.length = 0;
+    const store = await MongoReadStore.connect(double.uri, {
+      dbName: 'concerns_given',
+      writeConcern: { w: 1, journal: true },
+      readConcern: 'local',
+    });
+    await store.applyBatch(batch, { projection: 'main', position: position(1) });
+    await store.getUser('u-1');
+    await store.close();
+    const writeConcern = sent('update')[0].command.writeConcern;
+    expect([Number(writeConcern.w), writeConcern.j]).toEqual([1, true]);
+    expect(sent('find')[0].command.readConcern).toEqual({ level: 'local' });
+  });
+
+  it('does not swallow a duplicate key on any index but _id', async () => {
+    const store = await MongoReadStore.connect(double.uri, { dbName: 'other_unique_index' });
+    const client = await MongoClient.connect(double.uri);
+    try {
+      await client
+        .db('other_unique_index')
+        .collection('customers')
+        .createIndex({ email: 1 }, { unique: true });
+      const taken = { email: 'taken@example.com' };
+      await store.applyBatch([{ collection: 'customers', id: 1, position: position(1), set: taken }], {
+        projection: 'main',
+        position: position(1),
+      });
+      await expect(
+        store.applyBatch([{ collection: 'customers', id: 2, position: position(2), set: taken }], {
+          projection: 'main',
+          position: position(2),
+        }),
+      ).rejects.toMatchObject({ code: 11000 });
+      expect(await store.getCheckpoint('main')).toEqual(position(1));
+    } finally {
+      await client.close();
+      await store.close();
+    }
+  });
+
+  it('refuses a bad batch before writing anything', async () => {
+    const store = await MongoReadStore.connect(double.uri, { dbName: 'bad_batch' });
+    try {
+      const good = { collection: 'customers' as const, id: 1, position: position(1), set: { name: 'One' } };
+      const bad = { collection: 'customers' as const, id: 1.5, position: position(2), set: { name: 'Half' } };
+      await expect(
+        store.applyBatch([good, bad], { projection: 'main', position: position(2) }),
+      ).rejects.toThrow(RangeError);
+      expect(await store.listCustomers({ offset: 0, limit: 10 })).toEqual({ items: [], total: 0 });
+      expect(await store.getCheckpoint('main')).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('stores customer ids beyond int32 as integers', async () => {
+    const store = await MongoReadStore.connect(double.uri, { dbName: 'big_ids' });
+    const client = await MongoClient.connect(double.uri);
+    try {
+      const id = 2 ** 40 + 1;
+      await store.applyBatch([{ collection: 'customers', id, position: position(1), set: { name: 'Big' } }], {
+        projection: 'main',
+        position: position(1),
+      });
+      const raw = await client.db('big_ids').collection('customers').findOne({}, { promoteLongs: false });
+      expect(raw?._id).toBeInstanceOf(Long);
+      expect((await store.listCustomers({ gt: 2 ** 40, offset: 0, limit: 10 })).items).toEqual([
+        { id, name: 'Big' },
+      ]);
+    } finally {
+      await client.close();
+      await store.close();
+    }
+  });
+});
+
+const realUri = process.env.MONGODB_URI;
+(realUri ? describe : describe.skip)('MongoReadStore on a real MongoDB (MONGODB_URI)', () => {
+  describeReadStoreContract(
+    'mongo (real server)',
+    setupOn(() => realUri!),
+  );
+});
