@@ -1,2 +1,5 @@
 export * from './event-store.port';
 export * from './position';
+export * from './embedded';
+export * from './event-store.module';
+export * from './esdb';

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import {
+  Account,
+  accountDecider,
+  accountStreamName,
+  emailStreamName,
+  EmailReserved,
+} from '@chronicle/domain';
+import { EventStore, WrongExpectedRevisionError } from '@chronicle/event-store';
+import { EmailTakenError } from '../shared/application-errors';
+import { Clock } from '../shared/clock';
+import { CommandContext } from '../shared/command-context';
+import { EventSourcedRepository, toNewEvent } from '../shared/event-sourced-repository';
+
+/**
+ * Finds accounts by e-mail through their `email-<hash>` reservation streams: the event store
+ * itself keeps addresses unique, no read model is involved.
+ */
+@Injectable()
+export class AccountDirectory {
+  constructor(
+    private readonly store: EventStore,
+    private readonly repository: EventSourcedRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async findByEmail(email: string): Promise<Account | null> {
+    const reservation = await this.lastReservation(email);
+    return reservation ? this.findById(reservation.accountId) : null;
+  }
+
+  async findById(accountId: string): Promise<Account | null> {
+    const { state } = await this.repository.load(accountDecider, accountStreamName(accountId));
+    return state.exists ? state : null;
+  }
+
+  /**
+   * Claims the address for `accountId`. A reservation whose account was never opened (the
+   * writer died between the two appends) is taken over, so an address is never lost.
+   */
+  async reserveEmail(email: string, accountId: string, context: CommandContext): Promise<void> {
+    const stream = emailStreamName(email);
+    const reservation = await this.lastReservation(email);
+    if (reservation && (await this.findById(reservation.accountId))) throw new EmailTakenError();
+    const event: EmailReserved = { type: 'EmailReserved.v1', data: { accountId } };
+    try {
+      await this.store.append(
+        stream,
+        [toNewEvent(event, context, this.clock.now())],
+        reservation?.revision ?? 'no_stream',
+      );
+    } catch (error) {
+      if (error instanceof WrongExpectedRevisionError) throw new EmailTakenError();
+      throw error;
+    }
+  }
+
+  private async lastReservation(email: string): Promise<{ accountId: string; revision: number } | null> {
+    const events = await this.store.readStream(emailStreamName(email));
+    const last = events[events.length - 1];
+    return last
+      ? { accountId: (last.data as EmailReserved['data']).accountId, revision: last.revision }
+      : null;
+  }
+}

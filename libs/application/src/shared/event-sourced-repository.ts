@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DomainEvent } from '@chronicle/domain';
+import {
+  EventStore,
+  NewEvent,
+  Position,
+  RecordedEvent,
+  WrongExpectedRevisionError,
+} from '@chronicle/event-store';
+import { ConcurrencyConflictError, PreconditionFailedError } from './application-errors';
+import { Clock } from './clock';
+import { CommandContext } from './command-context';
+
+/** An aggregate as pure functions, in the style of emmett's deciders. */
+export interface Decider<S, C, E extends DomainEvent> {
+  initialState: S;
+  decide(command: C, state: S): E[];
+  evolve(state: S, event: E): S;
+}
+
+export interface Loaded<S> {
+  state: S;
+  /** Revision of the stream's last event; null when the stream does not exist. */
+  revision: number | null;
+}
+
+export interface Handled<S, E> extends Loaded<S> {
+  /** The events decide returned and that were appended (empty when nothing changed). */
+  events: E[];
+  /** Where the last appended event landed; null when nothing was appended. */
+  position: Position | null;
+}
+
+export interface HandleOptions {
+  /** If-Match: the stream must be at one of these revisions, or PreconditionFailedError. */
+  ifMatch?: readonly number[];
+  /** Attempts when a concurrent writer wins the race (each reloads and decides again). */
+  maxAttempts?: number;
+}
+
+/** The one place where stored events become domain events (upcasters plug in here). */
+export function toDomainEvent<E extends DomainEvent>(event: RecordedEvent): E {
+  return { type: event.type, data: event.data } as unknown as E;
+}
+
+export function toNewEvent(event: DomainEvent, context: CommandContext, now: Date): NewEvent {
+  return {
+    id: randomUUID(),
+    type: event.type,
+    data: event.data as Record<string, unknown>,
+    metadata: {
+      actor: context.actor,
+      correlationId: context.correlationId,
+      causationId: context.causationId ?? null,
+      occurredAt: now.toISOString(),
+    },
+  };
+}
+
+/** Loads a stream into an aggregate's state, decides, and appends with optimistic concurrency. */
+@Injectable()
+export class EventSourcedRepository {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async load<S, C, E extends DomainEvent>(decider: Decider<S, C, E>, stream: string): Promise<Loaded<S>> {
+    const events = await this.store.readStream(stream);
+    let state = decider.initialState;
+    for (const event of events) state = decider.evolve(state, toDomainEvent<E>(event));
+    return { state, revision: events.length === 0 ? null : events[events.length - 1].revision };
+  }
+
+  /**
+   * Runs `command(state, now)` through decide and appends the events at the loaded revision.
+   * A conflict reloads and decides again, a bounded number of times; under If-Match it is a 412.
+   */
+  async handle<S, C, E extends DomainEvent>(
+    decider: Decider<S, C, E>,
+    stream: string,
+    command: (state: S, now: Date) => NoInfer<C>,
+    context: CommandContext,
+    options: HandleOptions = {},
+  ): Promise<Handled<S, E>> {
+    const maxAttempts = options.ifMatch === undefined ? (options.maxAttempts ?? 5) : 1;
+    for (let attempt = 1; ; attempt++) {
+      const loaded = await this.load(decider, stream);
+      const now = this.clock.now();
+      // Decide first: an invalid command or a missing aggregate says so before any precondition.
+      const events = decider.decide(command(loaded.state, now), loaded.state);
+      if (options.ifMatch && (loaded.revision === null || !options.ifMatch.includes(loaded.revision))) {
+        throw new PreconditionFailedError(loaded.revision);
+      }
+      if (events.length === 0) return { ...loaded, events, position: null };
+      try {
+        const result = await this.store.append(
+          stream,
+          events.map((event) => toNewEvent(event, context, now)),
+          loaded.revision ?? 'no_stream',
+        );
+        const state = events.reduce((current, event) => decider.evolve(current, event), loaded.state);
+        return { state, revision: result.nextExpectedRevision, events, position: result.position };
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevisionError)) throw error;
+        if (options.ifMatch) {
+          throw new PreconditionFailedError(error.actual === 'no_stream' ? null : error.actual);
+        }
+        if (attempt >= maxAttempts) throw new ConcurrencyConflictError(stream);
+      }
+    }
+  }
+}

@@ -1,0 +1,18 @@
+import { Role } from '@chronicle/domain';
+
+/** The authenticated account a request acts for. */
+export interface Principal {
+  accountId: string;
+  userId: string;
+  roles: readonly Role[];
+  /** How the request authenticated; the access token id when by token. */
+  method: 'bearer' | 'basic';
+  tokenId?: string;
+}
+
+export const isAdmin = (principal: Principal): boolean => principal.roles.includes('admin');
+
+export const contextOf = (principal: Principal, correlationId: string) => ({
+  actor: principal.accountId,
+  correlationId,
+});

@@ -1,0 +1,22 @@
+/** Password hashing (adapter: Argon2id in the auth lib). */
+export abstract class PasswordHasher {
+  abstract hash(password: string): Promise<string>;
+  abstract verify(hash: string, password: string): Promise<boolean>;
+  /** Spends the time of a verify without a real hash, so unknown accounts answer as slowly as known ones. */
+  abstract verifyDummy(password: string): Promise<void>;
+}
+
+export interface AccessTokenClaims {
+  accountId: string;
+  tokenId: string;
+  /** Milliseconds since the Unix epoch: revocation compares instants finer than a second. */
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** Signs and verifies access tokens (adapter: HMAC under TOKEN_SECRET in the auth lib). */
+export abstract class AccessTokenCodec {
+  abstract sign(claims: AccessTokenClaims): string;
+  /** The claims of a well-signed token, else null; expiry is the caller's to check. */
+  abstract verify(token: string): AccessTokenClaims | null;
+}

@@ -1,0 +1,28 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { NotFoundError, userDecider, userStreamName, validateUserPatch } from '@chronicle/domain';
+import { ForbiddenError } from '../../shared/application-errors';
+import { EventSourcedRepository } from '../../shared/event-sourced-repository';
+import { isAdmin } from '../../shared/principal';
+import { PatchUserCommand, PatchUserResult } from './patch-user.command';
+
+@CommandHandler(PatchUserCommand)
+export class PatchUserHandler implements ICommandHandler<PatchUserCommand, PatchUserResult> {
+  constructor(private readonly repository: EventSourcedRepository) {}
+
+  async execute({ userId, patch, principal, context, ifMatch }: PatchUserCommand): Promise<PatchUserResult> {
+    // Checked before anything is read, so a non-admin learns nothing about other users.
+    if (!isAdmin(principal) && principal.userId !== userId) {
+      throw new ForbiddenError('You may change only your own user');
+    }
+    const patched = validateUserPatch(patch);
+    const result = await this.repository.handle(
+      userDecider,
+      userStreamName(userId),
+      (_state, now) => ({ type: 'PatchUser' as const, patch, now: now.toISOString() }),
+      context,
+      { ifMatch },
+    );
+    if (!result.state.exists || result.revision === null) throw new NotFoundError('User');
+    return { user: result.state, revision: result.revision, patched, position: result.position };
+  }
+}

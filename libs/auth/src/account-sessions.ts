@@ -1,0 +1,108 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AccessTokenClaims, AccountDirectory, Clock, Principal } from '@chronicle/application';
+import { AccessTokenRevoked, Account, AccountOpened, Role } from '@chronicle/domain';
+import { EventStore, EventSubscription, Position, RecordedEvent } from '@chronicle/event-store';
+
+interface Session {
+  userId: string;
+  roles: readonly Role[];
+  revokedTokenIds: Set<string>;
+}
+
+const RETRY_DELAY_MS = 500;
+
+/**
+ * What a signed access token needs checked on every request (roles, revocations), kept in memory
+ * and fed by a subscription to the event store, so a request costs no I/O. Holds no secrets.
+ */
+@Injectable()
+export class AccountSessions implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(AccountSessions.name);
+  private readonly sessions = new Map<string, Session>();
+  private subscription: EventSubscription | null = null;
+  private lastPosition: Position | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly directory: AccountDirectory,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Resolves once the history is applied; then follows live events until shutdown. */
+  onApplicationBootstrap(): Promise<void> {
+    return new Promise((caughtUp) => void this.follow(caughtUp));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    await this.subscription?.close();
+  }
+
+  async principalFor(claims: AccessTokenClaims): Promise<Principal | null> {
+    if (claims.expiresAt <= this.clock.now().getTime()) return null;
+    const session = this.sessions.get(claims.accountId) ?? (await this.loadSession(claims.accountId));
+    if (!session || session.revokedTokenIds.has(claims.tokenId)) return null;
+    return {
+      accountId: claims.accountId,
+      userId: session.userId,
+      roles: session.roles,
+      method: 'bearer',
+      tokenId: claims.tokenId,
+    };
+  }
+
+  /** Applies a revocation this process has just written, before its event comes round. */
+  tokenRevoked(accountId: string, tokenId: string): void {
+    this.sessions.get(accountId)?.revokedTokenIds.add(tokenId);
+  }
+
+  private async follow(caughtUp: () => void): Promise<void> {
+    while (!this.stopped) {
+      try {
+        this.subscription = this.store.subscribeToAll({ after: this.lastPosition });
+        for await (const message of this.subscription) {
+          if (message.kind === 'caught-up') caughtUp();
+          else this.apply(message.event);
+        }
+      } catch (error) {
+        this.logger.error({ err: error }, 'Account sessions subscription failed; resubscribing');
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
+      }
+    }
+    caughtUp();
+  }
+
+  private apply(event: RecordedEvent): void {
+    this.lastPosition = event.position;
+    switch (event.type) {
+      case 'AccountOpened.v1': {
+        const data = event.data as AccountOpened['data'];
+        this.sessions.set(data.accountId, {
+          userId: data.userId,
+          roles: data.roles,
+          revokedTokenIds: new Set(),
+        });
+        break;
+      }
+      case 'AccessTokenRevoked.v1': {
+        const data = event.data as AccessTokenRevoked['data'];
+        this.tokenRevoked(data.accountId, data.tokenId);
+        break;
+      }
+    }
+  }
+
+  /** An account opened by another process moments ago may not have reached the subscription yet. */
+  private async loadSession(accountId: string): Promise<Session | null> {
+    const account: Account | null = await this.directory.findById(accountId);
+    if (!account) return null;
+    const session = {
+      userId: account.userId,
+      roles: account.roles,
+      revokedTokenIds: new Set(account.revokedTokenIds),
+    };
+    this.sessions.set(accountId, session);
+    return session;
+  }
+}

@@ -1,0 +1,34 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
+import { AccessTokenCodec, ApplicationModule, PasswordHasher } from '@chronicle/application';
+import { AccountSessions } from './account-sessions';
+import { Argon2PasswordHasher } from './argon2-password-hasher';
+import { BasicStrategy } from './basic.strategy';
+import { BearerStrategy } from './bearer.strategy';
+import { ChronicleAuthGuard } from './chronicle-auth.guard';
+import { HmacAccessTokenCodec } from './hmac-access-token-codec';
+
+/** Authentication for the HTTP app: strategies, the global guard and the token sessions. */
+@Module({
+  imports: [PassportModule, ApplicationModule],
+  providers: [
+    AccountSessions,
+    BearerStrategy,
+    BasicStrategy,
+    { provide: APP_GUARD, useClass: ChronicleAuthGuard },
+  ],
+  exports: [AccountSessions],
+})
+export class AuthModule {}
+
+/** The adapters of the application's security ports: Argon2id hashing and HMAC-signed tokens. */
+@Global()
+@Module({
+  providers: [
+    { provide: PasswordHasher, useClass: Argon2PasswordHasher },
+    { provide: AccessTokenCodec, useClass: HmacAccessTokenCodec },
+  ],
+  exports: [PasswordHasher, AccessTokenCodec],
+})
+export class SecurityModule {}

@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import { ChronicleConfig } from '@chronicle/config';
+import { HmacAccessTokenCodec } from './hmac-access-token-codec';
+
+describe('HmacAccessTokenCodec', () => {
+  const codec = (secret = randomBytes(32)) =>
+    new HmacAccessTokenCodec({ tokenSecret: secret } as ChronicleConfig);
+  const claims = {
+    accountId: 'a-1',
+    tokenId: 't-1',
+    issuedAt: 1_700_000_000_000,
+    expiresAt: 1_700_003_600_000,
+  };
+
+  it('verifies what it signed', () => {
+    const subject = codec();
+    expect(subject.verify(subject.sign(claims))).toEqual(claims);
+  });
+
+  it('rejects a token signed under another secret', () => {
+    expect(codec().verify(codec().sign(claims))).toBeNull();
+  });
+
+  it('rejects tampered claims and signatures', () => {
+    const subject = codec();
+    const token = subject.sign(claims);
+    const [prefix, body, signature] = token.split('.');
+    const forged = Buffer.from(JSON.stringify(['admin', 't-1', 1, 9_999_999_999])).toString('base64url');
+    expect(subject.verify(`${prefix}.${forged}.${signature}`)).toBeNull();
+    expect(subject.verify(`${prefix}.${body}.${signature.slice(0, -2)}AA`)).toBeNull();
+    expect(subject.verify(`${prefix}.${body}`)).toBeNull();
+    expect(subject.verify(`${token}.extra`)).toBeNull();
+  });
+
+  it.each(['', 'garbage', 'ct1.', 'ct1..', 'Bearer x', 'ct1.e30.AAAA'])(
+    'rejects malformed token %p',
+    (token) => {
+      expect(codec().verify(token)).toBeNull();
+    },
+  );
+});

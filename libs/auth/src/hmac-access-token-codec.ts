@@ -1,0 +1,47 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AccessTokenClaims, AccessTokenCodec } from '@chronicle/application';
+import { ChronicleConfig } from '@chronicle/config';
+
+const PREFIX = 'ct1.';
+
+/**
+ * Tokens are `ct1.<claims>.<HMAC-SHA256>`: checked without any store, so no token is kept at rest;
+ * revocation is the sessions' job. Clients must treat them as opaque.
+ */
+@Injectable()
+export class HmacAccessTokenCodec extends AccessTokenCodec {
+  constructor(private readonly config: ChronicleConfig) {
+    super();
+  }
+
+  sign(claims: AccessTokenClaims): string {
+    const body = Buffer.from(
+      JSON.stringify([claims.accountId, claims.tokenId, claims.issuedAt, claims.expiresAt]),
+    ).toString('base64url');
+    return `${PREFIX}${body}.${this.mac(body).toString('base64url')}`;
+  }
+
+  verify(token: string): AccessTokenClaims | null {
+    if (!token.startsWith(PREFIX) || token.length > 512) return null;
+    const [body, signature, extra] = token.slice(PREFIX.length).split('.');
+    if (!body || !signature || extra !== undefined) return null;
+    const expected = this.mac(body);
+    const given = Buffer.from(signature, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    try {
+      const claims: unknown = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+      if (!Array.isArray(claims) || claims.length !== 4) return null;
+      const [accountId, tokenId, issuedAt, expiresAt] = claims as unknown[];
+      if (typeof accountId !== 'string' || typeof tokenId !== 'string') return null;
+      if (typeof issuedAt !== 'number' || typeof expiresAt !== 'number') return null;
+      return { accountId, tokenId, issuedAt, expiresAt };
+    } catch {
+      return null;
+    }
+  }
+
+  private mac(body: string): Buffer {
+    return createHmac('sha256', this.config.tokenSecret).update(`access-token:${body}`).digest();
+  }
+}

@@ -1,0 +1,23 @@
+/** The service's configuration, parsed and validated from the environment (API.md "Configuration"). */
+export class ChronicleConfig {
+  port!: number;
+  /** Embedded event store, outbox and generated secrets live here. */
+  dataDir!: string;
+  /** Set: EventStoreDB; unset: the embedded event store under dataDir. */
+  eventStoreUrl!: string | null;
+  /** Set: MongoDB read models; unset: in-memory read models rebuilt at start-up. */
+  mongodbUri!: string | null;
+  /** Set: e-mail over SMTP; unset: .eml files in dataDir/outbox. */
+  smtpUrl!: string | null;
+  mailFrom!: string;
+  /** Links in e-mails are built from this, never from a request's Host header. */
+  publicBaseUrl!: string;
+  accessTokenTtlSeconds!: number;
+  resetTokenTtlSeconds!: number;
+  /** Signs access tokens and keys the credential cache; generated into dataDir when unset. */
+  tokenSecret!: Buffer;
+  logLevel!: LogLevel;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];

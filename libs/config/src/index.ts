@@ -1,0 +1,3 @@
+export * from './chronicle-config';
+export * from './parse-config';
+export * from './config.module';

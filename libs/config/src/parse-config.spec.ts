@@ -1,0 +1,66 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, parseConfig } from './parse-config';
+
+describe('parseConfig', () => {
+  const dataDir = () => mkdtempSync(join(tmpdir(), 'chronicle-config-'));
+
+  it('gives the embedded defaults for an empty environment', () => {
+    const dir = dataDir();
+    const config = parseConfig({ DATA_DIR: dir });
+    expect(config).toMatchObject({
+      port: 3000,
+      dataDir: dir,
+      eventStoreUrl: null,
+      mongodbUri: null,
+      smtpUrl: null,
+      publicBaseUrl: 'http://localhost:3000',
+      accessTokenTtlSeconds: 3600,
+      resetTokenTtlSeconds: 1800,
+      logLevel: 'info',
+    });
+  });
+
+  it('generates a token secret once, keeps it private in DATA_DIR and reuses it', () => {
+    const dir = dataDir();
+    const first = parseConfig({ DATA_DIR: dir }).tokenSecret;
+    const second = parseConfig({ DATA_DIR: dir }).tokenSecret;
+    expect(first).toHaveLength(32);
+    expect(second.equals(first)).toBe(true);
+    expect(readFileSync(join(dir, 'token-secret'), 'utf8')).toBe(first.toString('hex'));
+    expect(statSync(join(dir, 'token-secret')).mode & 0o077).toBe(0);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['ACCESS_TOKEN_TTL', '0'],
+    ['RESET_TOKEN_TTL', '-5'],
+    ['EVENTSTORE_URL', 'http://localhost:2113'],
+    ['MONGODB_URI', 'not a url'],
+    ['SMTP_URL', 'ftp://mail'],
+    ['PUBLIC_BASE_URL', 'localhost'],
+    ['LOG_LEVEL', 'loud'],
+    ['TOKEN_SECRET', 'short'],
+  ])('rejects %s=%s naming the variable', (variable, value) => {
+    const parse = () => parseConfig({ DATA_DIR: dataDir(), [variable]: value });
+    expect(parse).toThrow(ConfigError);
+    expect(parse).toThrow(variable);
+  });
+
+  it('accepts the production settings', () => {
+    const config = parseConfig({
+      DATA_DIR: dataDir(),
+      PORT: '8080',
+      EVENTSTORE_URL: 'esdb://localhost:2113?tls=false',
+      MONGODB_URI: 'mongodb://localhost:27017/chronicle',
+      SMTP_URL: 'smtp://localhost:1025',
+      PUBLIC_BASE_URL: 'https://accounts.example.com/',
+      TOKEN_SECRET: 'x'.repeat(40),
+    });
+    expect(config.eventStoreUrl).toBe('esdb://localhost:2113?tls=false');
+    expect(config.publicBaseUrl).toBe('https://accounts.example.com');
+    expect(config.tokenSecret.toString()).toBe('x'.repeat(40));
+  });
+});

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ChronicleConfig, LOG_LEVELS, LogLevel } from './chronicle-config';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | null {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? null : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = text(env, name);
+  if (value === null) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max}, got "${value}"`);
+  }
+  return Number(value);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(name, 'must be a URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use one of ${protocols.join(', ')}`);
+  }
+  return value;
+}
+
+/** TOKEN_SECRET when set (at least 32 characters), else one kept in DATA_DIR so restarts keep tokens valid. */
+function tokenSecret(env: Env, dataDir: string): Buffer {
+  const configured = text(env, 'TOKEN_SECRET');
+  if (configured !== null) {
+    if (configured.length < 32) throw new ConfigError('TOKEN_SECRET', 'must be at least 32 characters long');
+    return Buffer.from(configured, 'utf8');
+  }
+  const file = join(dataDir, 'token-secret');
+  try {
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('hex');
+  try {
+    // `wx`: when two processes start together, the first writer wins and the other reads its secret.
+    writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  }
+  return Buffer.from(secret, 'hex');
+}
+
+export function parseConfig(env: Env = process.env): ChronicleConfig {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const dataDir = resolve(text(env, 'DATA_DIR') ?? './data');
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  const mailFrom = text(env, 'MAIL_FROM') ?? 'Chronicle <no-reply@chronicle.local>';
+  if (!/@/.test(mailFrom)) throw new ConfigError('MAIL_FROM', 'must hold an e-mail address');
+  return Object.assign(new ChronicleConfig(), {
+    port,
+    dataDir,
+    eventStoreUrl: url(env, 'EVENTSTORE_URL', ['esdb:', 'esdb+discover:']),
+    mongodbUri: url(env, 'MONGODB_URI', ['mongodb:', 'mongodb+srv:']),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom,
+    publicBaseUrl: publicBaseUrl.replace(/\/+$/, ''),
+    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
+    resetTokenTtlSeconds: integer(env, 'RESET_TOKEN_TTL', 1800, 1, 86_400),
+    tokenSecret: tokenSecret(env, dataDir),
+    logLevel: logLevel as LogLevel,
+  });
+}

@@ -1,0 +1,54 @@
+import {
+  DynamicModule,
+  Global,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { ChronicleConfig } from '@chronicle/config';
+import { SqliteEventStore } from './embedded';
+import { EsdbEventStore } from './esdb';
+import { EventStore } from './event-store.port';
+
+/** Closes the store last, after the subscriptions that read from it have stopped. */
+@Injectable()
+class EventStoreCloser implements OnApplicationShutdown {
+  constructor(@Inject(EventStore) private readonly store: EventStore) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.store.close();
+  }
+}
+
+/** Provides the EventStore port: EventStoreDB when EVENTSTORE_URL is set, else the embedded store. */
+@Global()
+@Module({})
+export class EventStoreModule {
+  static forRoot(): DynamicModule {
+    return {
+      module: EventStoreModule,
+      providers: [
+        {
+          provide: EventStore,
+          useFactory: (config: ChronicleConfig): EventStore => openEventStore(config),
+          inject: [ChronicleConfig],
+        },
+        EventStoreCloser,
+      ],
+      exports: [EventStore],
+    };
+  }
+}
+
+export function openEventStore(config: ChronicleConfig): EventStore {
+  if (config.eventStoreUrl) {
+    const logger = new Logger('EventStoreDB');
+    return EsdbEventStore.connect(config.eventStoreUrl, {
+      onSubscriptionDropped: (error, attempt, delayMs) =>
+        logger.warn({ err: error, attempt, delayMs }, 'Subscription dropped; resubscribing'),
+    });
+  }
+  return SqliteEventStore.open(config.dataDir);
+}
