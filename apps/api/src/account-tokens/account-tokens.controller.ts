@@ -1,0 +1,68 @@
+import { BadRequestException, Controller, Delete, HttpCode, Post, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import {
+  ApiBasicAuth,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { IssueAccessTokenCommand, Principal, RevokeAccessTokenCommand } from '@chronicle/application';
+import { AccountSessions, CurrentPrincipal } from '@chronicle/auth';
+import { ChronicleConfig } from '@chronicle/config';
+import { AccessTokenDto } from './access-token.dto';
+
+@ApiTags('account')
+@Controller('api/v1/account/tokens')
+export class AccountTokensController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly sessions: AccountSessions,
+    private readonly config: ChronicleConfig,
+  ) {}
+
+  @Post()
+  @ApiBasicAuth()
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'Issue an access token for the authenticated account' })
+  @ApiCreatedResponse({ type: AccessTokenDto })
+  async issue(
+    @CurrentPrincipal() principal: Principal,
+    @Req() request: FastifyRequest,
+  ): Promise<AccessTokenDto> {
+    const issued = await this.commands.execute(
+      new IssueAccessTokenCommand(principal, this.config.accessTokenTtlSeconds, {
+        actor: principal.accountId,
+        correlationId: request.id,
+      }),
+    );
+    return { access_token: issued.accessToken, token_type: 'Bearer', expires_in: issued.expiresIn };
+  }
+
+  @Delete('current')
+  @HttpCode(204)
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'Revoke the access token this request carries' })
+  @ApiNoContentResponse()
+  async revokeCurrent(
+    @CurrentPrincipal() principal: Principal,
+    @Req() request: FastifyRequest,
+  ): Promise<void> {
+    if (principal.tokenId === undefined) {
+      throw new BadRequestException({
+        type: 'no-access-token',
+        title: 'No access token to revoke',
+        detail: 'Authenticate with the access token that is to be revoked.',
+      });
+    }
+    await this.commands.execute(
+      new RevokeAccessTokenCommand(principal.accountId, principal.tokenId, {
+        actor: principal.accountId,
+        correlationId: request.id,
+      }),
+    );
+    this.sessions.tokenRevoked(principal.accountId, principal.tokenId);
+  }
+}

@@ -1,0 +1,165 @@
+import { STATUS_CODES } from 'node:http';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  ConcurrencyConflictError,
+  EmailTakenError,
+  ForbiddenError,
+  PreconditionFailedError,
+} from '@chronicle/application';
+import { AlreadyExistsError, FieldError, NotFoundError, ValidationError } from '@chronicle/domain';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** RFC 9457 problem details; `type` is a relative URI naming the error. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+export interface RenderedProblem {
+  problem: Problem;
+  headers: Record<string, string | string[]>;
+}
+
+const DEFAULT_TYPES: Record<number, string> = {
+  400: 'bad-request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not-found',
+  405: 'method-not-allowed',
+  406: 'not-acceptable',
+  409: 'conflict',
+  412: 'precondition-failed',
+  413: 'payload-too-large',
+  415: 'unsupported-media-type',
+  422: 'validation-error',
+  429: 'too-many-requests',
+  500: 'internal-error',
+  503: 'service-unavailable',
+};
+
+function problem(status: number, fields: Partial<Problem> = {}): Problem {
+  const { type, title, detail, ...rest } = fields;
+  const result: Problem = {
+    type: type ?? DEFAULT_TYPES[status] ?? (status >= 500 ? 'internal-error' : 'bad-request'),
+    title: title ?? STATUS_CODES[status] ?? 'Error',
+    status,
+    ...rest,
+  };
+  if (detail !== undefined) result.detail = detail;
+  return result;
+}
+
+const BEARER_CHALLENGE = 'Bearer realm="api"';
+const BASIC_CHALLENGE = 'Basic realm="api", charset="UTF-8"';
+
+/** Turns anything thrown while serving a request into problem details and headers. */
+export function toProblem(error: unknown, request: { method: string }): RenderedProblem {
+  const headers: Record<string, string | string[]> = {};
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    const body = error.getResponse();
+    const fields: Partial<Problem> =
+      typeof body === 'object' && body !== null && 'type' in body
+        ? { ...(body as Partial<Problem>) }
+        : { detail: typeof body === 'string' ? body : messageOf(body) };
+    if (status === 401) {
+      const challenge = fields.challenge as { invalidToken?: boolean } | undefined;
+      delete fields.challenge;
+      headers['www-authenticate'] = [
+        challenge?.invalidToken ? `${BEARER_CHALLENGE}, error="invalid_token"` : BEARER_CHALLENGE,
+        BASIC_CHALLENGE,
+      ];
+    }
+    if (status === 415 && request.method === 'PATCH') {
+      headers['accept-patch'] = 'application/merge-patch+json';
+    }
+    if (status === 429 && typeof fields.retryAfter === 'number') {
+      headers['retry-after'] = String(fields.retryAfter);
+    }
+    return { problem: problem(status, { ...fields, status }), headers };
+  }
+  if (error instanceof ValidationError) {
+    return {
+      problem: problem(422, {
+        type: 'validation-error',
+        title: 'Invalid values',
+        detail: error.message,
+        errors: error.errors,
+      }),
+      headers,
+    };
+  }
+  if (error instanceof NotFoundError) return { problem: problem(404, { detail: error.message }), headers };
+  if (error instanceof ForbiddenError) return { problem: problem(403, { detail: error.message }), headers };
+  if (error instanceof PreconditionFailedError)
+    return { problem: problem(412, { detail: error.message }), headers };
+  if (error instanceof EmailTakenError) {
+    return { problem: problem(409, { type: 'email-taken', detail: error.message }), headers };
+  }
+  if (error instanceof AlreadyExistsError || error instanceof ConcurrencyConflictError) {
+    return { problem: problem(409, { detail: error.message }), headers };
+  }
+  const fastify = fastifyError(error);
+  if (fastify) {
+    if (fastify.status === 415 && request.method === 'PATCH')
+      headers['accept-patch'] = 'application/merge-patch+json';
+    return { problem: problem(fastify.status, { type: fastify.type, detail: fastify.detail }), headers };
+  }
+  return { problem: problem(500, { detail: 'An unexpected error occurred.' }), headers };
+}
+
+function messageOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || !('message' in body)) return undefined;
+  const message = body.message;
+  return Array.isArray(message) ? message.join('; ') : typeof message === 'string' ? message : undefined;
+}
+
+/** Fastify's own client errors (body parsing, size, media type) carry a statusCode below 500. */
+function fastifyError(error: unknown): { status: number; type?: string; detail: string } | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { statusCode, code, message } = error as { statusCode?: unknown; code?: unknown; message?: unknown };
+  if (typeof statusCode !== 'number' || statusCode < 400 || statusCode >= 500) return null;
+  const detail = typeof message === 'string' ? message : (STATUS_CODES[statusCode] ?? 'Bad request');
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return { status: 413, detail: 'The request body is larger than 64 KiB.' };
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return { status: 415, detail: 'The Content-Type of the request body is not supported.' };
+  }
+  if (
+    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    error instanceof SyntaxError
+  ) {
+    return { status: 400, type: 'malformed-json', detail: 'The request body is not valid JSON.' };
+  }
+  return { status: statusCode, detail };
+}
+
+export function sendProblem(reply: FastifyReply, rendered: RenderedProblem): void {
+  void reply
+    .status(rendered.problem.status)
+    .headers(rendered.headers)
+    .header('content-type', PROBLEM_CONTENT_TYPE)
+    .send(JSON.stringify(rendered.problem));
+}
+
+/** Every error leaves as problem details; a 5xx is logged with its stack, which never leaves. */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Problems');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const rendered = toProblem(error, request);
+    if (rendered.problem.status >= 500)
+      this.logger.error({ err: error, requestId: request.id }, 'Request failed');
+    sendProblem(http.getResponse<FastifyReply>(), rendered);
+  }
+}

@@ -1,0 +1,20 @@
+import 'reflect-metadata';
+import { ConfigError, parseConfig } from '@chronicle/config';
+import { createApp } from './create-app';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const app = await createApp(config);
+  await app.listen({ port: config.port, host: '0.0.0.0' });
+}
+
+void main();

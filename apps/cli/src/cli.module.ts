@@ -1,0 +1,21 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ApplicationModule } from '@chronicle/application';
+import { SecurityModule } from '@chronicle/auth';
+import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
+import { EventStoreModule } from '@chronicle/event-store';
+
+/** What the CLI's commands need: the write side only, on the same configuration as the server. */
+@Module({})
+export class CliModule {
+  static forRoot(config: ChronicleConfig): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [
+        ChronicleConfigModule.forRoot(config),
+        SecurityModule,
+        EventStoreModule.forRoot(),
+        ApplicationModule,
+      ],
+    };
+  }
+}

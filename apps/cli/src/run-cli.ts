@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { INestApplicationContext } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { NestFactory } from '@nestjs/core';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import {
+  CommandContext,
+  ConcurrencyConflictError,
+  EmailTakenError,
+  OpenAccountCommand,
+  RegisterCustomerCommand,
+  SeedCustomersCommand,
+  SYSTEM_ACTOR,
+} from '@chronicle/application';
+import { ChronicleConfig, ConfigError, parseConfig } from '@chronicle/config';
+import { DomainError, ValidationError } from '@chronicle/domain';
+import { CliModule } from './cli.module';
+import { printError, printJson } from './output';
+
+function integerOption(value: string): number {
+  if (!/^-?\d{1,15}$/.test(value)) throw new InvalidArgumentError('must be an integer');
+  return Number(value);
+}
+
+function positiveCount(value: string): number {
+  const count = integerOption(value);
+  if (count < 1 || count > 10_000_000) throw new InvalidArgumentError('must be from 1 to 10000000');
+  return count;
+}
+
+/** CLI work is attributed to `system`, with a fresh correlation id per invocation. */
+const cliContext = (): CommandContext => ({ actor: SYSTEM_ACTOR, correlationId: `cli-${randomUUID()}` });
+
+async function withApp<T>(
+  config: ChronicleConfig,
+  work: (app: INestApplicationContext) => Promise<T>,
+): Promise<T> {
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: ['error'] });
+  try {
+    return await work(app);
+  } finally {
+    await app.close();
+  }
+}
+
+export function buildProgram(config: () => ChronicleConfig): Command {
+  const program = new Command('chronicle')
+    .description('Chronicle admin CLI: every command prints JSON')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+
+  const accounts = program.command('accounts').description('Accounts and their users');
+  accounts
+    .command('create')
+    .description('Open an account with its user')
+    .requiredOption('--email <email>', 'login e-mail address (unique)')
+    .requiredOption('--password <password>', 'password (8 to 256 characters)')
+    .requiredOption('--name <name>', "the user's name")
+    .requiredOption('--age <age>', "the user's age", integerOption)
+    .option('--admin', 'give the account the admin role', false)
+    .action(
+      async (options: { email: string; password: string; name: string; age: number; admin: boolean }) => {
+        const result = await withApp(config(), (app) =>
+          app
+            .get(CommandBus)
+            .execute(
+              new OpenAccountCommand(
+                options.email,
+                options.password,
+                options.name,
+                options.age,
+                options.admin,
+                cliContext(),
+              ),
+            ),
+        );
+        printJson(result);
+      },
+    );
+
+  const customers = program.command('customers').description('Customers');
+  customers
+    .command('create')
+    .description('Register a customer')
+    .requiredOption('--name <name>', "the customer's name")
+    .requiredOption('--email <email>', "the customer's e-mail address")
+    .action(async (options: { name: string; email: string }) => {
+      const result = await withApp(config(), (app) =>
+        app.get(CommandBus).execute(new RegisterCustomerCommand(options.name, options.email, cliContext())),
+      );
+      printJson(result);
+    });
+  customers
+    .command('seed')
+    .description('Register demo customers')
+    .requiredOption('--count <n>', 'how many', positiveCount)
+    .action(async (options: { count: number }) => {
+      const started = process.hrtime.bigint();
+      const result = await withApp(config(), (app) =>
+        app.get(CommandBus).execute(new SeedCustomersCommand(options.count, cliContext())),
+      );
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      printJson({ ...result, seconds: Math.round(seconds * 1000) / 1000 });
+    });
+
+  return program;
+}
+
+/** Runs the CLI and returns the exit code. */
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const program = buildProgram(() => parseConfig(env));
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    return reportError(error);
+  }
+}
+
+function reportError(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message (usage errors, --help).
+    return error.exitCode === 0 ? 0 : 2;
+  }
+  if (error instanceof ValidationError) {
+    printError({ error: error.code, message: 'Invalid values', errors: error.errors });
+  } else if (
+    error instanceof DomainError ||
+    error instanceof EmailTakenError ||
+    error instanceof ConcurrencyConflictError
+  ) {
+    printError({ error: error.code, message: error.message });
+  } else if (error instanceof ConfigError) {
+    printError({ error: 'invalid-configuration', message: error.message });
+  } else {
+    printError({ error: 'internal-error', message: error instanceof Error ? error.message : String(error) });
+  }
+  return 1;
+}

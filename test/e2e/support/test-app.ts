@@ -1,0 +1,130 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CommandBus } from '@nestjs/cqrs';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { OpenAccountCommand, SeedCustomersCommand, SYSTEM_ACTOR } from '@chronicle/application';
+import { ChronicleConfig, parseConfig } from '@chronicle/config';
+import { EventStore } from '@chronicle/event-store';
+import { ProjectionRunner } from '@chronicle/read-models';
+import { createApp } from '../../../apps/api/src/create-app';
+
+export interface TestAccount {
+  accountId: string;
+  userId: string;
+  email: string;
+  password: string;
+}
+
+export interface TestApp {
+  url: string;
+  app: NestFastifyApplication;
+  config: ChronicleConfig;
+  dataDir: string;
+  createAccount(options?: { admin?: boolean; name?: string; age?: number }): Promise<TestAccount>;
+  seedCustomers(count: number): Promise<void>;
+  /** Resolves when the read models have applied every event written so far. */
+  settle(): Promise<void>;
+  stop(): Promise<void>;
+  /** Stops and deletes the data directory. */
+  destroy(): Promise<void>;
+}
+
+let accounts = 0;
+
+export function newDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'chronicle-e2e-'));
+}
+
+/** The whole HTTP app on the embedded default, listening on a free port. */
+export async function startTestApp(
+  options: { dataDir?: string; env?: Record<string, string> } = {},
+): Promise<TestApp> {
+  const dataDir = options.dataDir ?? newDataDir();
+  const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...options.env });
+  const app = await createApp(config);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  const commands = app.get(CommandBus);
+  const context = { actor: SYSTEM_ACTOR, correlationId: 'e2e-setup' };
+
+  const settle = async () => {
+    const head = await app.get(EventStore).headPosition();
+    if (head && !(await app.get(ProjectionRunner).waitFor(head, 5_000))) {
+      throw new Error('The read models did not catch up within 5 s');
+    }
+  };
+  const stop = () => app.close();
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    config,
+    dataDir,
+    async createAccount({ admin = false, name = 'Test User', age = 30 } = {}) {
+      const email = `user${++accounts}-${Date.now()}@example.com`;
+      const password = `pass-${accounts}-long-enough`;
+      const ids = await commands.execute(new OpenAccountCommand(email, password, name, age, admin, context));
+      return { ...ids, email, password };
+    },
+    async seedCustomers(count) {
+      await commands.execute(new SeedCustomersCommand(count, context));
+      await settle();
+    },
+    settle,
+    stop,
+    async destroy() {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const basic = (account: { email: string; password: string }): string =>
+  `Basic ${Buffer.from(`${account.email}:${account.password}`).toString('base64')}`;
+
+export async function issueToken(url: string, account: TestAccount): Promise<string> {
+  const response = await fetch(`${url}/api/v1/account/tokens`, {
+    method: 'POST',
+    headers: { authorization: basic(account) },
+  });
+  if (response.status !== 201)
+    throw new Error(`token request failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A request with exactly the raw headers given (fetch cannot repeat Authorization). */
+export function rawRequest(
+  url: string,
+  method: string,
+  rawHeaders: string[],
+  body?: string,
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      { method, headers: ['host', new URL(url).host, ...rawHeaders] },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
