@@ -5,7 +5,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['eslint.config.mjs', 'dist/**', 'node_modules/**', 'coverage/**', 'bench/.work/**'] },
+  { ignores: ['eslint.config.mjs', 'jest.config.js', 'dist/**', 'node_modules/**', 'coverage/**', 'bench/.work/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   eslintPluginPrettierRecommended,

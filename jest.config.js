@@ -10,15 +10,23 @@ const swc = [
     module: { type: 'commonjs' },
   },
 ];
-const moduleNameMapper = {
-  '^@chronicle/(.*)$': '<rootDir>/libs/$1/src',
+const common = {
+  // content-disposition (under @fastify/static) ships ES modules only: compile it like our sources.
+  transform: { '^.+\\.ts$': swc, '/node_modules/content-disposition/.+\\.js$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
+  moduleNameMapper: { '^@chronicle/(.*)$': '<rootDir>/libs/$1/src' },
+  testEnvironment: 'node',
 };
-const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
 
 module.exports = {
+  testTimeout: 30_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
-    { ...common, displayName: 'contract', testMatch: ['<rootDir>/test/contract/**/*.spec.ts', '<rootDir>/test/doubles/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'contract',
+      testMatch: ['<rootDir>/test/contract/**/*.spec.ts', '<rootDir>/test/doubles/**/*.spec.ts'],
+    },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'] },
   ],
 };

@@ -1,0 +1,19 @@
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts && npm rebuild better-sqlite3 argon2
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY apps apps
+COPY libs libs
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+COPY package.json ./
+USER node
+EXPOSE 3000
+CMD ["node", "dist/apps/api/src/main.js"]
