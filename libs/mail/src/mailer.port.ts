@@ -1,0 +1,18 @@
+/** One e-mail, with plain-text and HTML alternatives of the same content. */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  /**
+   * Stable id: the same message sent twice (a retry after a crash) carries the same Message-ID, so
+   * an outbox overwrites rather than duplicates. Letters, digits, `_` and `-`, optionally in
+   * dot-separated parts. Not secret: it becomes the Message-ID and the outbox file name.
+   */
+  id: string;
+}
+
+/** Sends e-mail. A rejected promise means the message may not have been delivered: send it again. */
+export abstract class Mailer {
+  abstract send(message: MailMessage): Promise<void>;
+}

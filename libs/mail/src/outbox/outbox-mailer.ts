@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { Mailer, MailMessage } from '../mailer.port';
+import { messageHeaders, parseSender, Sender } from '../message-headers';
+
+/** RFC 5322 caps a line at 998 octets; longer text needs an encoding that folds it. */
+const MAX_LINE_OCTETS = 998;
+
+/**
+ * Writes each message as `<id>.eml` in a directory (DATA_DIR/outbox when SMTP_URL is unset). The
+ * file appears whole or not at all, and a resend of the same id replaces it. The files hold reset
+ * links, so they are readable by the owner only.
+ */
+export class OutboxMailer extends Mailer {
+  private readonly sender: Sender;
+
+  constructor(
+    readonly directory: string,
+    mailFrom: string,
+  ) {
+    super();
+    this.sender = parseSender(mailFrom);
+  }
+
+  async send(message: MailMessage): Promise<void> {
+    const headers = messageHeaders(message, this.sender);
+    const eml = await new MailComposer({
+      ...headers,
+      text: verbatimTextPart(message.text) ?? message.text,
+      html: message.html,
+      // A file has no SMTP layer to normalise line ends: write RFC 5322's CRLF throughout.
+      newline: 'windows',
+    })
+      .compile()
+      .build();
+
+    await mkdir(this.directory, { recursive: true, mode: 0o700 });
+    const target = join(this.directory, `${message.id}.eml`);
+    // A dot file with another extension: readers that list *.eml never pick up a partial write.
+    const temp = join(this.directory, `.${message.id}.${randomUUID()}.tmp`);
+    try {
+      const file = await open(temp, 'wx', 0o600);
+      try {
+        await file.writeFile(eml);
+        // Flushed before the rename, so a crash cannot leave an empty file under the final name.
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    await this.syncDirectory();
+  }
+
+  /** Makes the rename itself durable: the caller records "sent" once this resolves. */
+  private async syncDirectory(): Promise<void> {
+    const directory = await open(this.directory, 'r');
+    try {
+      await directory.sync();
+    } finally {
+      await directory.close();
+    }
+  }
+}
+
+/**
+ * Keeps the text part unencoded when its lines fit RFC 5322's 998 octets, so the reset link stays on
+ * one line, readable and greppable in the .eml. nodemailer would quoted-print any line over 76
+ * characters and ignores a requested 7bit/8bit, hence a pre-built part.
+ */
+function verbatimTextPart(text: string): { raw: string } | undefined {
+  if (text.split(/\r?\n/).some((line) => Buffer.byteLength(line) > MAX_LINE_OCTETS)) return undefined;
+  const encoding = /^\p{ASCII}*$/u.test(text) ? '7bit' : '8bit';
+  return {
+    raw: ['Content-Type: text/plain; charset=utf-8', `Content-Transfer-Encoding: ${encoding}`, '', text].join(
+      '\r\n',
+    ),
+  };
+}
