@@ -1,12 +1,23 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AccessTokenClaims, AccountDirectory, Clock, Principal } from '@chronicle/application';
-import { AccessTokenRevoked, Account, AccountOpened, Role } from '@chronicle/domain';
+import {
+  AccessTokenRevoked,
+  AccessTokensRevoked,
+  Account,
+  AccountOpened,
+  PasswordChanged,
+  PasswordReset,
+  Role,
+} from '@chronicle/domain';
 import { EventStore, EventSubscription, Position, RecordedEvent } from '@chronicle/event-store';
+import { VerifiedCredentials } from './verified-credentials';
 
 interface Session {
   userId: string;
   roles: readonly Role[];
   revokedTokenIds: Set<string>;
+  /** Milliseconds: tokens issued at or before this were revoked by a password change. */
+  revokedBefore: number;
 }
 
 const RETRY_DELAY_MS = 500;
@@ -27,6 +38,7 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     private readonly store: EventStore,
     private readonly directory: AccountDirectory,
     private readonly clock: Clock,
+    private readonly verifiedCredentials: VerifiedCredentials,
   ) {}
 
   /** Resolves once the history is applied; then follows live events until shutdown. */
@@ -43,6 +55,7 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     if (claims.expiresAt <= this.clock.now().getTime()) return null;
     const session = this.sessions.get(claims.accountId) ?? (await this.loadSession(claims.accountId));
     if (!session || session.revokedTokenIds.has(claims.tokenId)) return null;
+    if (claims.issuedAt <= session.revokedBefore) return null;
     return {
       accountId: claims.accountId,
       userId: session.userId,
@@ -54,7 +67,16 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
 
   /** Applies a revocation this process has just written, before its event comes round. */
   tokenRevoked(accountId: string, tokenId: string): void {
+    this.verifiedCredentials.forgetAccount(accountId);
     this.sessions.get(accountId)?.revokedTokenIds.add(tokenId);
+  }
+
+  /** Applies a password change this process has just written: older tokens stop working at once. */
+  tokensRevokedBefore(accountId: string, instant: string): void {
+    // Cached Basic credentials may hold the old password: the next request checks it again.
+    this.verifiedCredentials.forgetAccount(accountId);
+    const session = this.sessions.get(accountId);
+    if (session) session.revokedBefore = Math.max(session.revokedBefore, Date.parse(instant));
   }
 
   private async follow(caughtUp: () => void): Promise<void> {
@@ -82,12 +104,28 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
           userId: data.userId,
           roles: data.roles,
           revokedTokenIds: new Set(),
+          revokedBefore: Number.NEGATIVE_INFINITY,
         });
         break;
       }
       case 'AccessTokenRevoked.v1': {
         const data = event.data as AccessTokenRevoked['data'];
         this.tokenRevoked(data.accountId, data.tokenId);
+        break;
+      }
+      case 'PasswordReset.v1': {
+        const data = event.data as PasswordReset['data'];
+        this.tokensRevokedBefore(data.accountId, data.resetAt);
+        break;
+      }
+      case 'PasswordChanged.v1': {
+        const data = event.data as PasswordChanged['data'];
+        this.tokensRevokedBefore(data.accountId, data.changedAt);
+        break;
+      }
+      case 'AccessTokensRevoked.v1': {
+        const data = event.data as AccessTokensRevoked['data'];
+        this.tokensRevokedBefore(data.accountId, data.revokedBefore);
         break;
       }
     }
@@ -101,6 +139,10 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
       userId: account.userId,
       roles: account.roles,
       revokedTokenIds: new Set(account.revokedTokenIds),
+      revokedBefore:
+        account.accessTokensRevokedBefore === null
+          ? Number.NEGATIVE_INFINITY
+          : Date.parse(account.accessTokensRevokedBefore),
     };
     this.sessions.set(accountId, session);
     return session;

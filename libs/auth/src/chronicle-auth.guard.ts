@@ -2,7 +2,7 @@ import { BadRequestException, ExecutionContext, Injectable, UnauthorizedExceptio
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import { presentedCredentials } from './credentials';
-import { IS_PUBLIC } from './public.decorator';
+import { AUTH_OPTIONAL, IS_PUBLIC } from './public.decorator';
 
 /** Problem details of a 401; the exception filter turns `challenge` into WWW-Authenticate. */
 export interface UnauthorizedProblem {
@@ -23,11 +23,21 @@ export class ChronicleAuthGuard extends AuthGuard(['bearer', 'basic']) {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (isPublic) return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    if (!this.reflector.getAllAndOverride<boolean>(AUTH_OPTIONAL, targets)) return this.authenticate(context);
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    if (presentedCredentials(context.switchToHttp().getRequest()).count === 0) return true;
+    try {
+      return await this.authenticate(context);
+    } catch (error) {
+      if (!(error instanceof UnauthorizedException)) throw error;
+      request.authFailure = error;
+      return true;
+    }
+  }
+
+  private async authenticate(context: ExecutionContext): Promise<boolean> {
     const credentials = presentedCredentials(context.switchToHttp().getRequest());
     if (credentials.count > 1) {
       throw new BadRequestException({
@@ -60,6 +70,17 @@ export class ChronicleAuthGuard extends AuthGuard(['bearer', 'basic']) {
     }
     return user;
   }
+}
+
+/** A request that passed the guard: `user` when authenticated, `authFailure` under OptionalAuth. */
+export interface AuthenticatedRequest {
+  user?: unknown;
+  authFailure?: UnauthorizedException;
+}
+
+/** The 401 for a handler that needs credentials on an @OptionalAuth() route. */
+export function requireAuthentication(request: AuthenticatedRequest): UnauthorizedException {
+  return request.authFailure ?? unauthorized('Credentials are required.', false);
 }
 
 function unauthorized(detail: string, invalidToken: boolean): UnauthorizedException {

@@ -14,6 +14,9 @@ export class ChronicleConfig {
   publicBaseUrl!: string;
   accessTokenTtlSeconds!: number;
   resetTokenTtlSeconds!: number;
+  /** Reset requests allowed per e-mail address, and per client address, in each 15-minute window. */
+  resetRequestsPerEmail!: number;
+  resetRequestsPerClient!: number;
   /** Signs access tokens and keys the credential cache; generated into dataDir when unset. */
   tokenSecret!: Buffer;
   logLevel!: LogLevel;

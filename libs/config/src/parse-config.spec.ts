@@ -18,6 +18,8 @@ describe('parseConfig', () => {
       publicBaseUrl: 'http://localhost:3000',
       accessTokenTtlSeconds: 3600,
       resetTokenTtlSeconds: 1800,
+      resetRequestsPerEmail: 5,
+      resetRequestsPerClient: 20,
       logLevel: 'info',
     });
   });
@@ -37,6 +39,8 @@ describe('parseConfig', () => {
     ['PORT', '70000'],
     ['ACCESS_TOKEN_TTL', '0'],
     ['RESET_TOKEN_TTL', '-5'],
+    ['RESET_REQUESTS_PER_EMAIL', '0'],
+    ['RESET_REQUESTS_PER_CLIENT', 'lots'],
     ['EVENTSTORE_URL', 'http://localhost:2113'],
     ['MONGODB_URI', 'not a url'],
     ['SMTP_URL', 'ftp://mail'],

@@ -89,6 +89,8 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     publicBaseUrl: publicBaseUrl.replace(/\/+$/, ''),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
     resetTokenTtlSeconds: integer(env, 'RESET_TOKEN_TTL', 1800, 1, 86_400),
+    resetRequestsPerEmail: integer(env, 'RESET_REQUESTS_PER_EMAIL', 5, 1, 1_000_000),
+    resetRequestsPerClient: integer(env, 'RESET_REQUESTS_PER_CLIENT', 20, 1, 1_000_000),
     tokenSecret: tokenSecret(env, dataDir),
     logLevel: logLevel as LogLevel,
   });

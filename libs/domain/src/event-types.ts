@@ -1,9 +1,9 @@
-import { AccountEvent, EmailReserved } from './account/account.events';
+import { AccountEvent, EmailReserved, PasswordResetRequested } from './account/account.events';
 import { CustomerEvent, CustomerNumberAssigned } from './customer/customer.events';
 import { UserEvent } from './user/user.events';
 
 export type ChronicleEvent =
-  UserEvent | CustomerEvent | CustomerNumberAssigned | AccountEvent | EmailReserved;
+  UserEvent | CustomerEvent | CustomerNumberAssigned | AccountEvent | EmailReserved | PasswordResetRequested;
 export type ChronicleEventType = ChronicleEvent['type'];
 
 export interface EventSchema {
@@ -13,7 +13,7 @@ export interface EventSchema {
 
 /** Every event type the service writes; a new type must declare its secret fields here. */
 export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
-  'UserRegistered.v1': { secretFields: [] },
+  'UserRegistered.v2': { secretFields: [] },
   'UserPatched.v1': { secretFields: [] },
   'CustomerRegistered.v1': { secretFields: [] },
   'CustomerNumberAssigned.v1': { secretFields: [] },
@@ -21,6 +21,14 @@ export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
   'AccessTokenIssued.v1': { secretFields: [] },
   'AccessTokenRevoked.v1': { secretFields: [] },
   'EmailReserved.v1': { secretFields: [] },
+  'PasswordResetRequested.v1': { secretFields: [] },
+  'ResetTokenIssued.v1': { secretFields: ['tokenHash'] },
+  'PasswordResetEmailSent.v1': { secretFields: [] },
+  'PasswordReset.v1': { secretFields: ['passwordHash'] },
+  'PasswordChanged.v1': { secretFields: ['passwordHash'] },
+  'ResetTokensInvalidated.v1': { secretFields: [] },
+  'AccessTokensRevoked.v1': { secretFields: [] },
+  'PasswordChangeNoticeSent.v1': { secretFields: [] },
 };
 
 export function isChronicleEventType(type: string): type is ChronicleEventType {

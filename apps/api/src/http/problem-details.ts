@@ -6,8 +6,15 @@ import {
   EmailTakenError,
   ForbiddenError,
   PreconditionFailedError,
+  WrongPasswordError,
 } from '@chronicle/application';
-import { AlreadyExistsError, FieldError, NotFoundError, ValidationError } from '@chronicle/domain';
+import {
+  AlreadyExistsError,
+  FieldError,
+  InvalidResetTokenError,
+  NotFoundError,
+  ValidationError,
+} from '@chronicle/domain';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -92,6 +99,12 @@ export function toProblem(error: unknown, request: { method: string }): Rendered
         detail: error.message,
         errors: error.errors,
       }),
+      headers,
+    };
+  }
+  if (error instanceof InvalidResetTokenError || error instanceof WrongPasswordError) {
+    return {
+      problem: problem(400, { type: error.code, title: 'Bad Request', detail: error.message }),
       headers,
     };
   }

@@ -3,7 +3,8 @@ import {
   Account,
   accountDecider,
   accountStreamName,
-  emailStreamName,
+  emailHash,
+  emailStreamNameFor,
   EmailReserved,
 } from '@chronicle/domain';
 import { EventStore, WrongExpectedRevisionError } from '@chronicle/event-store';
@@ -24,8 +25,12 @@ export class AccountDirectory {
     private readonly clock: Clock,
   ) {}
 
-  async findByEmail(email: string): Promise<Account | null> {
-    const reservation = await this.lastReservation(email);
+  findByEmail(email: string): Promise<Account | null> {
+    return this.findByEmailHash(emailHash(email));
+  }
+
+  async findByEmailHash(hash: string): Promise<Account | null> {
+    const reservation = await this.lastReservation(hash);
     return reservation ? this.findById(reservation.accountId) : null;
   }
 
@@ -39,13 +44,13 @@ export class AccountDirectory {
    * writer died between the two appends) is taken over, so an address is never lost.
    */
   async reserveEmail(email: string, accountId: string, context: CommandContext): Promise<void> {
-    const stream = emailStreamName(email);
-    const reservation = await this.lastReservation(email);
+    const hash = emailHash(email);
+    const reservation = await this.lastReservation(hash);
     if (reservation && (await this.findById(reservation.accountId))) throw new EmailTakenError();
     const event: EmailReserved = { type: 'EmailReserved.v1', data: { accountId } };
     try {
       await this.store.append(
-        stream,
+        emailStreamNameFor(hash),
         [toNewEvent(event, context, this.clock.now())],
         reservation?.revision ?? 'no_stream',
       );
@@ -55,8 +60,8 @@ export class AccountDirectory {
     }
   }
 
-  private async lastReservation(email: string): Promise<{ accountId: string; revision: number } | null> {
-    const events = await this.store.readStream(emailStreamName(email));
+  private async lastReservation(hash: string): Promise<{ accountId: string; revision: number } | null> {
+    const events = await this.store.readStream(emailStreamNameFor(hash));
     const last = events[events.length - 1];
     return last
       ? { accountId: (last.data as EmailReserved['data']).accountId, revision: last.revision }

@@ -90,6 +90,16 @@ describe('password policy', () => {
     expect(checkPassword('new', password, 'ada@example.com')).toEqual({ field: 'new', message });
   });
 
+  it.each(['password', 'Password1', '12345678', 'QWERTYUIOP'])(
+    'refuses the common password %p',
+    (password) => {
+      expect(checkPassword('new', password, 'ada@example.com')).toEqual({
+        field: 'new',
+        message: expect.stringContaining('common'),
+      });
+    },
+  );
+
   it('accepts 8 to 256 characters of anything, counted as characters', () => {
     expect(checkPassword('new', 'correct horse', 'ada@example.com')).toBeNull();
     expect(checkPassword('new', '🔑'.repeat(8), 'ada@example.com')).toBeNull();

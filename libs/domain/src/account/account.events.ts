@@ -18,9 +18,75 @@ export type AccessTokenRevoked = DomainEvent<
   { accountId: string; tokenId: string; revokedAt: string }
 >;
 
-export type AccountEvent = AccountOpened | AccessTokenIssued | AccessTokenRevoked;
+/** A reset token went out for the request `requestId`; only its SHA-256 is kept, never the token. */
+export type ResetTokenIssued = DomainEvent<
+  'ResetTokenIssued.v1',
+  {
+    accountId: string;
+    requestId: string;
+    tokenId: string;
+    tokenHash: string;
+    issuedAt: string;
+    expiresAt: string;
+  }
+>;
+
+export type PasswordResetEmailSent = DomainEvent<
+  'PasswordResetEmailSent.v1',
+  { accountId: string; requestId: string; tokenId: string; sentAt: string }
+>;
+
+/** The password was replaced through reset token `tokenId`, which is now used. */
+export type PasswordReset = DomainEvent<
+  'PasswordReset.v1',
+  { accountId: string; tokenId: string; passwordHash: string; resetAt: string }
+>;
+
+export type PasswordChanged = DomainEvent<
+  'PasswordChanged.v1',
+  { accountId: string; passwordHash: string; changedAt: string }
+>;
+
+/** Reset tokens still outstanding when the password changed (`changeId`: that event's id). */
+export type ResetTokensInvalidated = DomainEvent<
+  'ResetTokensInvalidated.v1',
+  { accountId: string; changeId: string; tokenIds: string[] }
+>;
+
+/** Every access token issued up to `revokedBefore` stops working. */
+export type AccessTokensRevoked = DomainEvent<
+  'AccessTokensRevoked.v1',
+  { accountId: string; changeId: string; revokedBefore: string }
+>;
+
+export type PasswordChangeNoticeSent = DomainEvent<
+  'PasswordChangeNoticeSent.v1',
+  { accountId: string; changeId: string; sentAt: string }
+>;
+
+export type AccountEvent =
+  | AccountOpened
+  | AccessTokenIssued
+  | AccessTokenRevoked
+  | ResetTokenIssued
+  | PasswordResetEmailSent
+  | PasswordReset
+  | PasswordChanged
+  | ResetTokensInvalidated
+  | AccessTokensRevoked
+  | PasswordChangeNoticeSent;
 
 /** Appended with expected revision "no stream": the first account to claim an address owns it. */
 export type EmailReserved = DomainEvent<'EmailReserved.v1', { accountId: string }>;
 
+/**
+ * A reset was asked for an address, whether or not an account has it: the same durable write
+ * for every address, so the answer tells nothing. Kept in the address's own request stream.
+ */
+export type PasswordResetRequested = DomainEvent<
+  'PasswordResetRequested.v1',
+  { emailHash: string; requestedAt: string }
+>;
+
 export const accountStreamName = (accountId: string): string => `account-${accountId}`;
+export const resetRequestStreamName = (emailHash: string): string => `resetrequest-${emailHash}`;

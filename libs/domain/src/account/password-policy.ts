@@ -1,8 +1,17 @@
+import { dictionary } from '@zxcvbn-ts/language-common';
 import { FieldError } from '../shared/domain-error';
 import { normaliseEmail } from '../shared/values';
 
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 256;
+
+let commonPasswords: ReadonlySet<string> | null = null;
+
+/** zxcvbn-ts's list of ~49,000 passwords seen most often in breaches, loaded on first use. */
+function isCommonPassword(password: string): boolean {
+  commonPasswords ??= new Set(dictionary['passwords-common'].map((entry) => entry.toLowerCase()));
+  return commonPasswords.has(password.toLowerCase());
+}
 
 /**
  * NIST SP 800-63B: length is what counts, no composition rules; the address itself is refused.
@@ -16,6 +25,9 @@ export function checkPassword(field: string, password: unknown, email: string): 
   }
   if (normaliseEmail(password) === normaliseEmail(email)) {
     return { field, message: 'must not be the account e-mail address' };
+  }
+  if (isCommonPassword(password)) {
+    return { field, message: 'is one of the most common passwords; choose a less guessable one' };
   }
   return null;
 }

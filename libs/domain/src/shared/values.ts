@@ -51,7 +51,12 @@ export function isFieldError(value: unknown): value is FieldError {
   return typeof value === 'object' && value !== null && 'field' in value && 'message' in value;
 }
 
-/** The stream that reserves an e-mail address: unique without a read model. */
-export function emailStreamName(email: string): string {
-  return `email-${createHash('sha256').update(normaliseEmail(email)).digest('hex')}`;
+/** SHA-256 of the normalised address: names an address in stream names without spelling it out. */
+export function emailHash(email: string): string {
+  return createHash('sha256').update(normaliseEmail(email)).digest('hex');
 }
+
+/** The stream that reserves an e-mail address: unique without a read model. */
+export const emailStreamName = (email: string): string => emailStreamNameFor(emailHash(email));
+
+export const emailStreamNameFor = (hash: string): string => `email-${hash}`;

@@ -1,0 +1,134 @@
+import { BadRequestException, Body, Controller, HttpCode, Put, Req, Res, UseGuards } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import {
+  ApiAcceptedResponse,
+  ApiBasicAuth,
+  ApiBearerAuth,
+  ApiBody,
+  ApiExtraModels,
+  ApiNoContentResponse,
+  ApiOperation,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  ChangePasswordCommand,
+  CompletePasswordResetCommand,
+  PasswordChangeResult,
+  Principal,
+  RequestPasswordResetCommand,
+} from '@chronicle/application';
+import { AccountSessions, AuthenticatedRequest, OptionalAuth, requireAuthentication } from '@chronicle/auth';
+import {
+  PasswordChangeDto,
+  passwordFormOf,
+  PasswordResetCompletionDto,
+  PasswordResetRequestDto,
+} from './account-password.dto';
+import { ResetRequestThrottlerGuard } from './reset-request-throttler.guard';
+
+@ApiTags('account')
+@ApiExtraModels(PasswordResetRequestDto, PasswordResetCompletionDto, PasswordChangeDto)
+@Controller('api/v1/account/password')
+export class AccountPasswordController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly sessions: AccountSessions,
+  ) {}
+
+  @Put()
+  @OptionalAuth()
+  @UseGuards(ResetRequestThrottlerGuard)
+  @HttpCode(204)
+  @ApiBearerAuth()
+  @ApiBasicAuth()
+  @ApiOperation({
+    summary: 'Request a reset e-mail, complete a reset with its token, or change the password',
+    description:
+      'The exact set of members picks the form: {email} (202, no authentication, rate limited), ' +
+      '{token, new} (204, no authentication), {old, new} (204, authenticated).',
+  })
+  @ApiBody({
+    schema: {
+      oneOf: [PasswordResetRequestDto, PasswordResetCompletionDto, PasswordChangeDto].map((dto) => ({
+        $ref: getSchemaPath(dto),
+      })),
+    },
+  })
+  @ApiAcceptedResponse({ description: 'Reset requested: an e-mail follows if the address has an account.' })
+  @ApiNoContentResponse({ description: 'Password replaced.' })
+  async put(
+    @Body() body: unknown,
+    @Req() request: FastifyRequest & AuthenticatedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<void> {
+    const form = passwordFormOf(body);
+    if (!form) {
+      throw new BadRequestException({
+        type: 'invalid-password-request',
+        title: 'Invalid password request',
+        detail: 'Send exactly one of {email}, {token, new} or {old, new}.',
+      });
+    }
+    const context = { correlationId: request.id };
+    switch (form) {
+      case 'request': {
+        const { email } = await validated(PasswordResetRequestDto, body);
+        await this.commands.execute(
+          new RequestPasswordResetCommand(email, { ...context, actor: 'anonymous' }),
+        );
+        void reply.status(202);
+        return;
+      }
+      case 'completion': {
+        const completion = await validated(PasswordResetCompletionDto, body);
+        const result = await this.commands.execute(
+          new CompletePasswordResetCommand(completion.token, completion.new, {
+            ...context,
+            actor: 'anonymous',
+          }),
+        );
+        this.revokeOlderTokens(result);
+        return;
+      }
+      case 'change': {
+        // Credentials first: without them, a malformed body is none of the caller's business.
+        const principal = request.user as Principal | undefined;
+        if (!principal) throw requireAuthentication(request);
+        const change = await validated(PasswordChangeDto, body);
+        const result = await this.commands.execute(
+          new ChangePasswordCommand(principal, change.old, change.new, {
+            ...context,
+            actor: principal.accountId,
+          }),
+        );
+        this.revokeOlderTokens(result);
+        return;
+      }
+    }
+  }
+
+  /** This process's sessions learn of the change now rather than when its event comes round. */
+  private revokeOlderTokens(result: PasswordChangeResult): void {
+    this.sessions.tokensRevokedBefore(result.accountId, result.changedAt);
+  }
+}
+
+async function validated<T extends object>(dto: new () => T, body: unknown): Promise<T> {
+  const instance = plainToInstance(dto, body);
+  const errors = await validate(instance, { forbidUnknownValues: true });
+  if (errors.length > 0) {
+    throw new BadRequestException({
+      type: 'invalid-password-request',
+      title: 'Invalid password request',
+      detail: 'One or more members are not of the expected type or shape.',
+      errors: errors.flatMap((error) =>
+        Object.values(error.constraints ?? {}).map((message) => ({ field: error.property, message })),
+      ),
+    });
+  }
+  return instance;
+}

@@ -1,0 +1,29 @@
+import { ExecutionContext, HttpException, Injectable } from '@nestjs/common';
+import { ThrottlerGuard, ThrottlerLimitDetail } from '@nestjs/throttler';
+import { passwordFormOf } from './account-password.dto';
+
+export const RESET_WINDOW_MS = 15 * 60 * 1000;
+
+/** Rate limits only the reset-request form of PUT /api/v1/account/password. */
+@Injectable()
+export class ResetRequestThrottlerGuard extends ThrottlerGuard {
+  protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
+    const body = context.switchToHttp().getRequest<{ body?: unknown }>().body;
+    return Promise.resolve(passwordFormOf(body) !== 'request');
+  }
+
+  protected override throwThrottlingException(
+    _context: ExecutionContext,
+    limit: ThrottlerLimitDetail,
+  ): Promise<void> {
+    throw new HttpException(
+      {
+        type: 'too-many-requests',
+        title: 'Too Many Requests',
+        detail: 'Too many password reset requests; try again later.',
+        retryAfter: Math.max(1, Math.ceil(limit.timeToBlockExpire)),
+      },
+      429,
+    );
+  }
+}

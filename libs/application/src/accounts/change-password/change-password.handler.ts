@@ -1,0 +1,47 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import {
+  accountDecider,
+  accountStreamName,
+  checkPassword,
+  NotFoundError,
+  PasswordChanged,
+  ValidationError,
+} from '@chronicle/domain';
+import { WrongPasswordError } from '../../shared/application-errors';
+import { EventSourcedRepository } from '../../shared/event-sourced-repository';
+import { PasswordHasher } from '../../shared/security.ports';
+import { PasswordChangeResult } from '../complete-password-reset/complete-password-reset.command';
+import { ChangePasswordCommand } from './change-password.command';
+
+@CommandHandler(ChangePasswordCommand)
+export class ChangePasswordHandler implements ICommandHandler<ChangePasswordCommand, PasswordChangeResult> {
+  constructor(
+    private readonly repository: EventSourcedRepository,
+    private readonly hasher: PasswordHasher,
+  ) {}
+
+  async execute({
+    principal,
+    oldPassword,
+    newPassword,
+    context,
+  }: ChangePasswordCommand): Promise<PasswordChangeResult> {
+    const stream = accountStreamName(principal.accountId);
+    const { state, revision } = await this.repository.load(accountDecider, stream);
+    if (!state.exists || revision === null) throw new NotFoundError('Account');
+    if (!(await this.hasher.verify(state.passwordHash, oldPassword))) throw new WrongPasswordError();
+    const policy = checkPassword('new', newPassword, state.email);
+    if (policy) throw new ValidationError([policy]);
+    const passwordHash = await this.hasher.hash(newPassword);
+    // At the revision whose hash `old` was checked against: a concurrent change makes this one fail.
+    const result = await this.repository.handle(
+      accountDecider,
+      stream,
+      (_state, now) => ({ type: 'ChangePassword' as const, passwordHash, now: now.toISOString() }),
+      context,
+      { ifMatch: [revision] },
+    );
+    const [changed] = result.events as PasswordChanged[];
+    return { accountId: principal.accountId, changedAt: changed.data.changedAt, position: result.position };
+  }
+}

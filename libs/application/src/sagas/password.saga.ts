@@ -1,0 +1,26 @@
+import { ICommand } from '@nestjs/cqrs';
+import { RecordedEvent } from '@chronicle/event-store';
+import { CompletePasswordChangeCommand } from '../accounts/complete-password-change/complete-password-change.command';
+import { SendPasswordResetEmailCommand } from '../accounts/send-password-reset-email/send-password-reset-email.command';
+
+/** What a saga is: a name (its checkpoint) and the command, if any, that an event calls for. */
+export interface Saga {
+  readonly name: string;
+  commandFor(event: RecordedEvent): ICommand | null;
+}
+
+/** Reset e-mails after a request; invalidation, revocation and the notice after a password change. */
+export const passwordSaga: Saga = {
+  name: 'saga:password',
+  commandFor(event: RecordedEvent): ICommand | null {
+    switch (event.type) {
+      case 'PasswordResetRequested.v1':
+        return new SendPasswordResetEmailCommand(event as SendPasswordResetEmailCommand['request']);
+      case 'PasswordReset.v1':
+      case 'PasswordChanged.v1':
+        return new CompletePasswordChangeCommand(event as CompletePasswordChangeCommand['change']);
+      default:
+        return null;
+    }
+  },
+};

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CommandBus, ICommand } from '@nestjs/cqrs';
+import { RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
+import { MemoryReadStore } from '@chronicle/read-models';
+import { Saga } from './password.saga';
+import { SagaRunner } from './saga-runner';
+
+class Handle implements ICommand {
+  constructor(readonly event: RecordedEvent) {}
+}
+
+const saga: Saga = {
+  name: 'saga:test',
+  commandFor: (event) => (event.type === 'Wanted.v1' ? new Handle(event) : null),
+};
+
+const event = (type: string) => ({
+  id: randomUUID(),
+  type,
+  data: {},
+  metadata: { actor: 'system', correlationId: 'c', causationId: null, occurredAt: new Date().toISOString() },
+});
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('SagaRunner', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+  let checkpoints: MemoryReadStore;
+  let handled: string[];
+  let failures: number;
+  const bus = {
+    execute: (command: Handle) => {
+      if (failures > 0) {
+        failures--;
+        return Promise.reject(new Error('mail server down'));
+      }
+      handled.push(command.event.id);
+      return Promise.resolve();
+    },
+  } as unknown as CommandBus;
+  const runner = () =>
+    new SagaRunner(saga, store, checkpoints, bus, { retryDelayMs: 5, maxRetryDelayMs: 20 });
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'saga-runner-'));
+    store = SqliteEventStore.open(dir);
+    checkpoints = new MemoryReadStore();
+    handled = [];
+    failures = 0;
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs the command of every event that calls for one, history then live, in order', async () => {
+    const [a, b] = [event('Wanted.v1'), event('Wanted.v1')];
+    await store.append('s-1', [a, event('Other.v1'), b], 'no_stream');
+    const subject = runner();
+    subject.start();
+    await until(() => handled.length === 2);
+    const c = event('Wanted.v1');
+    await store.append('s-2', [c], 'no_stream');
+    await until(() => handled.length === 3);
+    await subject.stop();
+    expect(handled).toEqual([a.id, b.id, c.id]);
+  });
+
+  it('retries a failing command until it succeeds, holding back the events after it', async () => {
+    failures = 3;
+    const [a, b] = [event('Wanted.v1'), event('Wanted.v1')];
+    await store.append('s-1', [a, b], 'no_stream');
+    const subject = runner();
+    subject.start();
+    await until(() => handled.length === 2);
+    await subject.stop();
+    expect(handled).toEqual([a.id, b.id]);
+    expect(failures).toBe(0);
+  });
+
+  it('resumes after its checkpoint: a restart handles nothing twice', async () => {
+    const a = event('Wanted.v1');
+    await store.append('s-1', [a], 'no_stream');
+    const first = runner();
+    first.start();
+    await until(() => handled.length === 1);
+    await first.stop();
+    const head = await store.headPosition();
+    expect(await checkpoints.getCheckpoint(saga.name)).toEqual(head);
+
+    const b = event('Wanted.v1');
+    await store.append('s-2', [b], 'no_stream');
+    const second = runner();
+    second.start();
+    await until(() => handled.length === 2);
+    await second.stop();
+    expect(handled).toEqual([a.id, b.id]);
+  });
+
+  it('moves its checkpoint past live events that need no work', async () => {
+    const subject = runner();
+    subject.start();
+    await store.append('s-1', [event('Wanted.v1')], 'no_stream');
+    await until(() => handled.length === 1);
+    await store.append('s-2', [event('Other.v1'), event('Other.v1')], 'no_stream');
+    const head = await store.headPosition();
+    const deadline = Date.now() + 5_000;
+    let checkpoint = await checkpoints.getCheckpoint(saga.name);
+    while (checkpoint?.commit !== head?.commit && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      checkpoint = await checkpoints.getCheckpoint(saga.name);
+    }
+    await subject.stop();
+    expect(checkpoint).toEqual(head);
+  });
+
+  it('stops promptly even while a command keeps failing', async () => {
+    failures = Number.POSITIVE_INFINITY;
+    await store.append('s-1', [event('Wanted.v1')], 'no_stream');
+    const subject = runner();
+    subject.start();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await subject.stop();
+    expect(handled).toEqual([]);
+    expect(await checkpoints.getCheckpoint(saga.name)).toBeNull();
+  });
+});

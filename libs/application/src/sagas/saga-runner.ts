@@ -1,0 +1,155 @@
+import { Logger } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { EventStore, EventSubscription, formatPosition, Position } from '@chronicle/event-store';
+import { ReadStore } from '@chronicle/read-models';
+import { Saga } from './password.saga';
+
+export interface SagaRunnerOptions {
+  /** First retry delay; doubles up to maxRetryDelayMs. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /** Events without work between two checkpoint writes. */
+  checkpointEvery?: number;
+  /** After events without work, the checkpoint is written once the stream has been quiet this long. */
+  saveDelayMs?: number;
+}
+
+/**
+ * Feeds a saga from a durable catch-up subscription with its own checkpoint, instead of the
+ * in-process event bus: an event appended just before the process died is still handled after a
+ * restart. Each command is awaited and retried with back-off until it succeeds, and the
+ * checkpoint only moves past handled events; an error is logged and never ends the stream (the
+ * known failure of an RxJS @Saga, which dies on its first error). Commands are idempotent, so an
+ * event handled again after a crash does nothing twice.
+ */
+export class SagaRunner {
+  private readonly logger: Logger;
+  private readonly retryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly checkpointEvery: number;
+  private readonly saveDelayMs: number;
+  private subscription: EventSubscription | null = null;
+  private loop: Promise<void> | null = null;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private lastSeen: Position | null = null;
+  private saveTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly saga: Saga,
+    private readonly store: EventStore,
+    private readonly checkpoints: ReadStore,
+    private readonly commands: CommandBus,
+    options: SagaRunnerOptions = {},
+  ) {
+    this.logger = new Logger(`SagaRunner(${saga.name})`);
+    this.retryDelayMs = options.retryDelayMs ?? 250;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+    this.checkpointEvery = options.checkpointEvery ?? 1_000;
+    this.saveDelayMs = options.saveDelayMs ?? 200;
+  }
+
+  /** Starts in the background: a saga never delays start-up. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.wake?.();
+    await this.subscription?.close();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let delay = this.retryDelayMs;
+    while (!this.stopped) {
+      try {
+        const after = this.lastSeen ?? (await this.checkpoints.getCheckpoint(this.saga.name)) ?? undefined;
+        this.subscription = this.store.subscribeToAll({ after });
+        let unsaved = 0;
+        for await (const message of this.subscription) {
+          if (message.kind === 'caught-up') {
+            if (unsaved > 0) await this.saveCheckpoint();
+            unsaved = 0;
+            continue;
+          }
+          const command = this.saga.commandFor(message.event);
+          if (command) await this.handle(command, message.event.id, message.event.type);
+          if (this.stopped) return;
+          this.lastSeen = message.event.position;
+          if (command || ++unsaved >= this.checkpointEvery) {
+            await this.saveCheckpoint();
+            unsaved = 0;
+          } else {
+            this.scheduleSave();
+          }
+          delay = this.retryDelayMs;
+        }
+      } catch (error) {
+        if (this.stopped) return;
+        this.logger.error(
+          { err: error },
+          'Saga subscription failed; resubscribing from the last handled event',
+        );
+        await this.sleep(delay);
+        delay = Math.min(delay * 2, this.maxRetryDelayMs);
+      }
+    }
+  }
+
+  /** Retries until the command succeeds or the runner stops. */
+  private async handle(command: object, eventId: string, eventType: string): Promise<void> {
+    let delay = this.retryDelayMs;
+    for (let attempt = 1; !this.stopped; attempt++) {
+      try {
+        await this.commands.execute(command);
+        return;
+      } catch (error) {
+        this.logger.warn(
+          {
+            err: { message: error instanceof Error ? error.message : String(error) },
+            eventId,
+            eventType,
+            attempt,
+            delay,
+          },
+          'Saga step failed; retrying',
+        );
+        await this.sleep(delay);
+        delay = Math.min(delay * 2, this.maxRetryDelayMs);
+      }
+    }
+  }
+
+  /** Live events without work still move the checkpoint, in one write per quiet spell. */
+  private scheduleSave(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = null;
+      this.saveCheckpoint().catch((error: unknown) =>
+        this.logger.warn({ err: error }, 'Checkpoint write failed'),
+      );
+    }, this.saveDelayMs);
+  }
+
+  private async saveCheckpoint(): Promise<void> {
+    if (!this.lastSeen) return;
+    await this.checkpoints.applyBatch([], { projection: this.saga.name, position: this.lastSeen });
+    this.logger.debug(`Checkpoint ${formatPosition(this.lastSeen)}`);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}

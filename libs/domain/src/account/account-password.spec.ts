@@ -1,0 +1,180 @@
+import { NotFoundError } from '../shared/domain-error';
+import { specFor } from '../shared/decider.spec-helper';
+import { accountDecider, InvalidResetTokenError } from './account.aggregate';
+import {
+  AccountOpened,
+  PasswordChanged,
+  PasswordReset,
+  PasswordResetEmailSent,
+  ResetTokenIssued,
+  ResetTokensInvalidated,
+  AccessTokensRevoked,
+} from './account.events';
+
+const given = specFor(accountDecider);
+const at = (minutes: number) => new Date(Date.UTC(2026, 10, 22, 9, minutes)).toISOString();
+const HASH_A = 'a'.repeat(64);
+const HASH_B = 'b'.repeat(64);
+
+const opened: AccountOpened = {
+  type: 'AccountOpened.v1',
+  data: {
+    accountId: 'a-1',
+    email: 'ada@example.com',
+    userId: 'u-1',
+    roles: ['user'],
+    passwordHash: 'h0',
+    openedAt: at(0),
+  },
+};
+const issued = (
+  tokenId: string,
+  tokenHash: string,
+  minute: number,
+  requestId = `r-${tokenId}`,
+): ResetTokenIssued => ({
+  type: 'ResetTokenIssued.v1',
+  data: { accountId: 'a-1', requestId, tokenId, tokenHash, issuedAt: at(minute), expiresAt: at(minute + 30) },
+});
+const reset = (tokenId: string, minute: number): PasswordReset => ({
+  type: 'PasswordReset.v1',
+  data: { accountId: 'a-1', tokenId, passwordHash: 'h1', resetAt: at(minute) },
+});
+const changed = (minute: number): PasswordChanged => ({
+  type: 'PasswordChanged.v1',
+  data: { accountId: 'a-1', passwordHash: 'h2', changedAt: at(minute) },
+});
+const resetWith = (tokenHash: string, minute: number) => ({
+  type: 'ResetPassword' as const,
+  tokenHash,
+  passwordHash: 'h1',
+  now: at(minute),
+});
+
+describe('Account: password reset', () => {
+  it('issues a reset token, keeping only its hash and expiry', () => {
+    given([opened])
+      .when({
+        type: 'IssueResetToken',
+        requestId: 'r-t1',
+        tokenId: 't1',
+        tokenHash: HASH_A,
+        now: at(1),
+        expiresAt: at(31),
+      })
+      .then([issued('t1', HASH_A, 1)]);
+  });
+
+  it('records the e-mail of a request once', () => {
+    const sent: PasswordResetEmailSent = {
+      type: 'PasswordResetEmailSent.v1',
+      data: { accountId: 'a-1', requestId: 'r-t1', tokenId: 't1', sentAt: at(2) },
+    };
+    const command = { type: 'RecordResetEmailSent' as const, requestId: 'r-t1', tokenId: 't1', now: at(2) };
+    given([opened, issued('t1', HASH_A, 1)])
+      .when(command)
+      .then([sent]);
+    given([opened, issued('t1', HASH_A, 1), sent])
+      .when(command)
+      .then([]);
+  });
+
+  it('resets the password with a valid token', () => {
+    given([opened, issued('t1', HASH_A, 1)])
+      .when(resetWith(HASH_A, 5))
+      .then([reset('t1', 5)]);
+  });
+
+  it('refuses a token a second time: it was used', () => {
+    given([opened, issued('t1', HASH_A, 1), reset('t1', 5)])
+      .when(resetWith(HASH_A, 6))
+      .thenThrows(InvalidResetTokenError);
+  });
+
+  it('refuses an expired token, and accepts it up to the last moment', () => {
+    given([opened, issued('t1', HASH_A, 1)])
+      .when(resetWith(HASH_A, 31))
+      .thenThrows(InvalidResetTokenError);
+    given([opened, issued('t1', HASH_A, 1)])
+      .when(resetWith(HASH_A, 30))
+      .then([reset('t1', 30)]);
+  });
+
+  it('refuses an unknown token and any token of an unknown account', () => {
+    given([opened, issued('t1', HASH_A, 1)])
+      .when(resetWith(HASH_B, 5))
+      .thenThrows(InvalidResetTokenError);
+    given([]).when(resetWith(HASH_A, 5)).thenThrows(InvalidResetTokenError);
+  });
+
+  it('voids older tokens once another one has reset the password', () => {
+    const history = [opened, issued('t1', HASH_A, 1), issued('t2', HASH_B, 2), reset('t2', 3)];
+    given(history).when(resetWith(HASH_A, 4)).thenThrows(InvalidResetTokenError);
+  });
+
+  it('voids outstanding tokens when the password is changed', () => {
+    given([opened, issued('t1', HASH_A, 1), changed(2)])
+      .when(resetWith(HASH_A, 3))
+      .thenThrows(InvalidResetTokenError);
+  });
+
+  it('keeps a token issued after a change usable', () => {
+    given([opened, changed(1), issued('t1', HASH_A, 2)])
+      .when(resetWith(HASH_A, 3))
+      .then([reset('t1', 3)]);
+  });
+
+  it('changes the password of an open account only', () => {
+    given([opened])
+      .when({ type: 'ChangePassword', passwordHash: 'h2', now: at(2) })
+      .then([changed(2)]);
+    given([])
+      .when({ type: 'ChangePassword', passwordHash: 'h2', now: at(2) })
+      .thenThrows(NotFoundError);
+  });
+
+  it('revokes access tokens from the moment of a reset or change', () => {
+    expect(given([opened, issued('t1', HASH_A, 1), reset('t1', 5)]).state).toMatchObject({
+      passwordHash: 'h1',
+      accessTokensRevokedBefore: at(5),
+    });
+    expect(given([opened, changed(7)]).state).toMatchObject({
+      passwordHash: 'h2',
+      accessTokensRevokedBefore: at(7),
+    });
+  });
+
+  describe('completing a change (the saga)', () => {
+    const invalidated: ResetTokensInvalidated = {
+      type: 'ResetTokensInvalidated.v1',
+      data: { accountId: 'a-1', changeId: 'c-1', tokenIds: ['t1'] },
+    };
+    const revoked: AccessTokensRevoked = {
+      type: 'AccessTokensRevoked.v1',
+      data: { accountId: 'a-1', changeId: 'c-1', revokedBefore: at(3) },
+    };
+    const complete = { type: 'CompletePasswordChange' as const, changeId: 'c-1', changedAt: at(3) };
+
+    it('invalidates the other outstanding tokens and revokes access tokens, once', () => {
+      const history = [opened, issued('t1', HASH_A, 1), issued('t2', HASH_B, 2), reset('t2', 3)];
+      given(history).when(complete).then([invalidated, revoked]);
+      given([...history, invalidated, revoked])
+        .when(complete)
+        .then([]);
+    });
+
+    it('records the notice e-mail once', () => {
+      const command = { type: 'RecordPasswordChangeNotice' as const, changeId: 'c-1', now: at(4) };
+      const sent = {
+        type: 'PasswordChangeNoticeSent.v1' as const,
+        data: { accountId: 'a-1', changeId: 'c-1', sentAt: at(4) },
+      };
+      given([opened, changed(3)])
+        .when(command)
+        .then([sent]);
+      given([opened, changed(3), sent])
+        .when(command)
+        .then([]);
+    });
+  });
+});
