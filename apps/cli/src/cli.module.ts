@@ -3,6 +3,7 @@ import { ApplicationModule } from '@chronicle/application';
 import { SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
 import { EventStoreModule } from '@chronicle/event-store';
+import { MailModule } from '@chronicle/mail';
 
 /** What the CLI's commands need: the write side only, on the same configuration as the server. */
 @Module({})
@@ -13,6 +14,7 @@ export class CliModule {
       imports: [
         ChronicleConfigModule.forRoot(config),
         SecurityModule,
+        { module: MailModule, global: true },
         EventStoreModule.forRoot(),
         ApplicationModule,
       ],

@@ -14,7 +14,11 @@ import {
 } from '@chronicle/application';
 import { ChronicleConfig, ConfigError, parseConfig } from '@chronicle/config';
 import { DomainError, ValidationError } from '@chronicle/domain';
+import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
+import { registerAuditCommand } from './commands/audit.command';
+import { CommandFailedError } from './commands/command-failed.error';
+import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
 import { printError, printJson } from './output';
 
 function integerOption(value: string): number {
@@ -103,6 +107,9 @@ export function buildProgram(config: () => ChronicleConfig): Command {
       printJson({ ...result, seconds: Math.round(seconds * 1000) / 1000 });
     });
 
+  registerAuditCommand(program, config);
+  registerProjectionsCommands(program, config);
+
   return program;
 }
 
@@ -118,6 +125,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
 }
 
 function reportError(error: unknown): number {
+  if (error instanceof CommandFailedError) return error.exitCode;
   if (error instanceof CommanderError) {
     // Commander has already printed its message (usage errors, --help).
     return error.exitCode === 0 ? 0 : 2;
@@ -129,6 +137,8 @@ function reportError(error: unknown): number {
     error instanceof EmailTakenError ||
     error instanceof ConcurrencyConflictError
   ) {
+    printError({ error: error.code, message: error.message });
+  } else if (error instanceof NoLiveReadModelsError || error instanceof ControlCommandError) {
     printError({ error: error.code, message: error.message });
   } else if (error instanceof ConfigError) {
     printError({ error: 'invalid-configuration', message: error.message });

@@ -9,3 +9,6 @@ export * from './account/account.events';
 export * from './account/account.aggregate';
 export * from './account/password-policy';
 export * from './event-types';
+export * from './shared/upcaster';
+export * from './user/user-registered.upcaster';
+export * from './event-upcasters';

@@ -8,9 +8,11 @@ import {
   OnApplicationShutdown,
 } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
+import { EVENT_UPCASTERS } from '@chronicle/domain';
 import { SqliteEventStore } from './embedded';
 import { EsdbEventStore } from './esdb';
 import { EventStore } from './event-store.port';
+import { UpcasterRegistry, UpcastingEventStore } from './upcasting';
 
 /** Closes the store last, after the subscriptions that read from it have stopped. */
 @Injectable()
@@ -42,7 +44,12 @@ export class EventStoreModule {
   }
 }
 
+/** The configured adapter, its reads upcast to the newest event versions. */
 export function openEventStore(config: ChronicleConfig): EventStore {
+  return new UpcastingEventStore(openAdapter(config), new UpcasterRegistry(EVENT_UPCASTERS));
+}
+
+function openAdapter(config: ChronicleConfig): EventStore {
   if (config.eventStoreUrl) {
     const logger = new Logger('EventStoreDB');
     return EsdbEventStore.connect(config.eventStoreUrl, {

@@ -3,3 +3,4 @@ export * from './position';
 export * from './embedded';
 export * from './event-store.module';
 export * from './esdb';
+export * from './upcasting';

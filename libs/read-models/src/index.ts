@@ -7,3 +7,4 @@ export * from './memory/memory-read-store';
 export * from './projection-runner';
 export * from './read-models.module';
 export * from './mongo/mongo-read-store';
+export * from './rebuild';

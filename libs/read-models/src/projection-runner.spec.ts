@@ -188,7 +188,7 @@ function registerUser(store: FakeEventStore, userId: string, age = 30): Promise<
   const data = { userId, accountId: null, name: 'Ada', age, createdon: '2026-01-02T00:00:00.000Z' };
   return store.append(
     `user-${userId}`,
-    [{ id: randomUUID(), type: 'UserRegistered.v1', data, metadata }],
+    [{ id: randomUUID(), type: 'UserRegistered.v2', data, metadata }],
     'no_stream',
   );
 }

@@ -17,15 +17,21 @@ import { ReadStore } from './read-store.port';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
 
-/** Runs the projections in this process: replays the history at start-up, then follows live events. */
+/**
+ * Runs the projections in this process on the embedded default: replays the history at start-up,
+ * then follows live events. With MONGODB_URI the read models are shared, and the projector process
+ * (apps/projector) runs them instead.
+ */
 @Injectable()
 export class InProcessProjections implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     @Inject(ProjectionRunner) readonly runner: ProjectionRunner,
     @Inject(ReadStore) private readonly readStore: ReadStore,
+    @Inject(ChronicleConfig) private readonly config: ChronicleConfig,
   ) {}
 
   onApplicationBootstrap(): Promise<void> {
+    if (this.config.mongodbUri) return Promise.resolve();
     return this.runner.start();
   }
 

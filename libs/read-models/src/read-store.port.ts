@@ -68,7 +68,16 @@ export abstract class ReadStore {
 
   abstract getUser(id: string): Promise<UserDocument | null>;
 
+  /** Every document of a collection in id order (see compareDocumentIds): for verify. */
+  abstract documents<C extends CollectionName>(collection: C): AsyncIterable<Collections[C]['doc']>;
+
   abstract ping(): Promise<void>;
 
   abstract close(): Promise<void>;
+}
+
+/** Document id order: numbers ascending, strings by their UTF-8 bytes (MongoDB's order for `_id`). */
+export function compareDocumentIds<I extends number | string>(a: I, b: I): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return Buffer.compare(Buffer.from(String(a), 'utf8'), Buffer.from(String(b), 'utf8'));
 }

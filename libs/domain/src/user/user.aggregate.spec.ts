@@ -7,7 +7,7 @@ const given = specFor(userDecider);
 const T0 = '2026-11-22T09:15:00.000Z';
 const T1 = '2026-11-22T10:00:00.000Z';
 const registered: UserRegistered = {
-  type: 'UserRegistered.v1',
+  type: 'UserRegistered.v2',
   data: { userId: 'u-1', accountId: 'a-1', name: 'Ada', age: 36, createdon: T0 },
 };
 const patch = (body: Record<string, unknown>) => ({ type: 'PatchUser' as const, patch: body, now: T1 });

@@ -72,7 +72,7 @@ export function decideUser(command: UserCommand, state: UserState): UserEvent[] 
       if (errors.length > 0) throw new ValidationError(errors);
       return [
         {
-          type: 'UserRegistered.v1',
+          type: 'UserRegistered.v2',
           data: {
             userId: command.userId,
             accountId: command.accountId,
@@ -97,7 +97,7 @@ export function decideUser(command: UserCommand, state: UserState): UserEvent[] 
 
 export function evolveUser(state: UserState, event: UserEvent): UserState {
   switch (event.type) {
-    case 'UserRegistered.v1':
+    case 'UserRegistered.v2':
       return {
         exists: true,
         id: event.data.userId,

@@ -1,7 +1,14 @@
 import { DomainEvent } from '../shared/event';
 
-export type UserRegistered = DomainEvent<
+/** As first written: `createdon` is any ISO 8601 text (second precision, offsets). Read as v2. */
+export type UserRegisteredV1 = DomainEvent<
   'UserRegistered.v1',
+  { userId: string; accountId: string | null; name: string; age: number; createdon: string }
+>;
+
+/** `createdon` is RFC 3339 UTC with milliseconds, exactly as toISOString() writes it. */
+export type UserRegistered = DomainEvent<
+  'UserRegistered.v2',
   { userId: string; accountId: string | null; name: string; age: number; createdon: string }
 >;
 

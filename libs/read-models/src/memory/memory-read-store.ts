@@ -1,8 +1,12 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { comparePositions, Position } from '@chronicle/event-store';
 import {
   Checkpoint,
   CustomerDocument,
   CustomerListQuery,
+  CollectionName,
+  Collections,
+  compareDocumentIds,
   CustomerPage,
   DocumentChange,
   ReadStore,
@@ -16,6 +20,8 @@ interface StoredUser {
 }
 
 const MAX_POSITION = 2n ** 64n - 1n;
+/** Documents documents() yields between two turns of the event loop. */
+const YIELD_EVERY = 10_000;
 
 /**
  * The embedded default read store: everything in process memory, rebuilt from the event store at
@@ -23,7 +29,7 @@ const MAX_POSITION = 2n ** 64n - 1n;
  */
 export class MemoryReadStore extends ReadStore {
   private customers = new CustomerColumns();
-  private readonly users = new Map<string, StoredUser>();
+  private users = new Map<string, StoredUser>();
   private readonly checkpoints = new Map<string, Position>();
   private closed = false;
 
@@ -70,6 +76,53 @@ export class MemoryReadStore extends ReadStore {
       const stored = this.users.get(id);
       return stored === undefined ? null : userView(id, stored.doc);
     });
+  }
+
+  async *documents<C extends CollectionName>(collection: C): AsyncGenerator<Collections[C]['doc']> {
+    this.assertOpen();
+    let count = 0;
+    if (collection === 'customers') {
+      // By id, not index: a customer inserted meanwhile shifts the indexes but not the order.
+      for (let index = 0; index < this.customers.size;) {
+        const doc = this.customers.read(index);
+        yield doc;
+        // A verify walks every document inside the server: let requests in now and then.
+        if (++count % YIELD_EVERY === 0) await nextTurn();
+        this.assertOpen();
+        index = this.customers.upperBound(doc.id);
+      }
+      return;
+    }
+    const ids = [...this.users.keys()].sort(compareDocumentIds);
+    for (const id of ids) {
+      const stored = this.users.get(id);
+      if (stored !== undefined) yield userView(id, stored.doc);
+      if (++count % YIELD_EVERY === 0) await nextTurn();
+      this.assertOpen();
+    }
+  }
+
+  /**
+   * Takes over the documents of `generation` (a rebuild) and its checkpoint `checkpoint` in one
+   * synchronous step, so readers see the old models or the new, never a mix. Refused (false) when
+   * this store has already applied events past the generation's checkpoint: they would be lost.
+   * The generation is closed once taken over.
+   */
+  adopt(generation: MemoryReadStore, checkpoint: string): boolean {
+    this.assertOpen();
+    generation.assertOpen();
+    const live = this.checkpoints.get(checkpoint);
+    const built = generation.checkpoints.get(checkpoint);
+    if (live !== undefined && (built === undefined || comparePositions(live, built) > 0)) return false;
+    this.customers = generation.customers;
+    this.users = generation.users;
+    if (built === undefined) this.checkpoints.delete(checkpoint);
+    else this.checkpoints.set(checkpoint, built);
+    generation.closed = true;
+    generation.customers = new CustomerColumns();
+    generation.users = new Map();
+    generation.checkpoints.clear();
+    return true;
   }
 
   ping(): Promise<void> {

@@ -15,6 +15,7 @@ import {
 import {
   Checkpoint,
   CollectionName,
+  Collections,
   CustomerDocument,
   CustomerListQuery,
   CustomerPage,
@@ -38,6 +39,11 @@ export interface MongoReadStoreOptions {
    * with less latency, at the cost of possibly showing data a failover then rolls back.
    */
   readConcern?: ReadConcernLevel;
+  /**
+   * Prefixes the collection names: a rebuild or a verify builds into `<prefix>customers` etc.
+   * beside the live collections, and promote() renames them over the live ones.
+   */
+  collectionPrefix?: string;
 }
 
 /** Fields of the stored documents beyond the port's: `_id` is the document id. */
@@ -83,11 +89,12 @@ export class MongoReadStore extends ReadStore {
   private constructor(
     private readonly client: MongoClient,
     private readonly db: Db,
+    private readonly prefix: string,
   ) {
     super();
-    this.customers = db.collection<CustomerRecord>('customers');
-    this.users = db.collection<UserRecord>('users');
-    this.checkpoints = db.collection<CheckpointRecord>('checkpoints');
+    this.customers = db.collection<CustomerRecord>(`${prefix}customers`);
+    this.users = db.collection<UserRecord>(`${prefix}users`);
+    this.checkpoints = db.collection<CheckpointRecord>(`${prefix}checkpoints`);
   }
 
   static async connect(uri: string, options: MongoReadStoreOptions = {}): Promise<MongoReadStore> {
@@ -101,6 +108,7 @@ export class MongoReadStore extends ReadStore {
     const store = new MongoReadStore(
       client,
       client.db(options.dbName ?? databaseFromUri(uri) ?? 'chronicle'),
+      options.collectionPrefix ?? '',
     );
     try {
       await store.createCollections();
@@ -175,6 +183,41 @@ export class MongoReadStore extends ReadStore {
     return record ? userView(record) : null;
   }
 
+  async *documents<C extends CollectionName>(collection: C): AsyncGenerator<Collections[C]['doc']> {
+    this.assertOpen();
+    if (collection === 'customers') {
+      for await (const record of this.customers.find({}).sort({ _id: 1 })) {
+        yield customerView(record);
+      }
+    } else {
+      for await (const record of this.users.find({}).sort({ _id: 1 })) {
+        yield userView(record);
+      }
+    }
+  }
+
+  /**
+   * Renames this store's document collections over the live (unprefixed) ones, replacing them,
+   * and drops its own checkpoints; the store is closed afterwards. Each rename is atomic, so a
+   * reader sees a whole old or a whole new collection.
+   */
+  async promote(): Promise<void> {
+    this.assertPrefixed();
+    for (const collection of [this.customers, this.users]) {
+      const live = collection.collectionName.slice(this.prefix.length);
+      await this.db.renameCollection(collection.collectionName, live, { dropTarget: true });
+    }
+    await this.checkpoints.drop();
+    await this.close();
+  }
+
+  /** Drops this store's collections (a scratch copy or an abandoned rebuild) and closes it. */
+  async drop(): Promise<void> {
+    this.assertPrefixed();
+    for (const name of COLLECTIONS) await this.db.dropCollection(`${this.prefix}${name}`);
+    await this.close();
+  }
+
   async ping(): Promise<void> {
     this.assertOpen();
     await this.db.command({ ping: 1 });
@@ -194,7 +237,7 @@ export class MongoReadStore extends ReadStore {
     const existing = new Set(
       (await this.db.listCollections({}, { nameOnly: true }).toArray()).map((info) => info.name),
     );
-    for (const name of COLLECTIONS) {
+    for (const name of COLLECTIONS.map((collection) => `${this.prefix}${collection}`)) {
       if (existing.has(name)) continue;
       try {
         await this.db.createCollection(name);
@@ -231,6 +274,12 @@ export class MongoReadStore extends ReadStore {
 
   private assertOpen(): void {
     if (this.closed) throw new Error('The read store is closed');
+  }
+
+  /** The live collections are never renamed away or dropped. */
+  private assertPrefixed(): void {
+    this.assertOpen();
+    if (this.prefix === '') throw new Error('Only a prefixed generation can be promoted or dropped');
   }
 }
 
@@ -329,7 +378,7 @@ function userView(record: UserRecord): UserDocument {
 }
 
 /** The database named in a connection string's path (`mongodb://host/name?...`), if any. */
-function databaseFromUri(uri: string): string | undefined {
+export function databaseFromUri(uri: string): string | undefined {
   const match = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]+)/.exec(uri);
   return match ? decodeURIComponent(match[1]) : undefined;
 }

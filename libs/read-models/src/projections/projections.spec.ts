@@ -26,7 +26,7 @@ const customerRegistered = recorded('CustomerRegistered.v1', {
   email: 'acme@example.com',
   createdon: '2026-11-22T09:15:00.000Z',
 });
-const userRegistered = recorded('UserRegistered.v1', {
+const userRegistered = recorded('UserRegistered.v2', {
   userId: 'u-1',
   accountId: 'a-1',
   name: 'Ada',

@@ -8,7 +8,7 @@ export const usersProjection: Projection = {
   name: 'users',
   project(event: RecordedEvent): DocumentChange[] {
     switch (event.type) {
-      case 'UserRegistered.v1': {
+      case 'UserRegistered.v2': {
         const data = event.data as UserRegistered['data'];
         return [
           {

@@ -1,0 +1,46 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { ChronicleConfig } from '@chronicle/config';
+import { EventStore } from '@chronicle/event-store';
+import {
+  ALL_PROJECTIONS,
+  MemoryReadStore,
+  MemoryRebuildTarget,
+  ProjectionsControlServer,
+  READ_MODELS_CHECKPOINT,
+  ReadModelRebuilder,
+  ReadStore,
+} from '@chronicle/read-models';
+
+/**
+ * Lets `projections rebuild|verify` reach this server's in-memory read models (embedded default)
+ * through a Unix socket in DATA_DIR. With MongoDB the CLI works on the shared collections itself.
+ */
+@Injectable()
+export class ProjectionsControlService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Projections');
+  private server: ProjectionsControlServer | null = null;
+
+  constructor(
+    @Inject(EventStore) private readonly eventStore: EventStore,
+    @Inject(ReadStore) private readonly readStore: ReadStore,
+    @Inject(ChronicleConfig) private readonly config: ChronicleConfig,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!(this.readStore instanceof MemoryReadStore)) return;
+    const rebuilder = new ReadModelRebuilder(
+      this.eventStore,
+      new MemoryRebuildTarget(this.readStore, READ_MODELS_CHECKPOINT),
+      ALL_PROJECTIONS,
+      READ_MODELS_CHECKPOINT,
+    );
+    const server = new ProjectionsControlServer(rebuilder, this.config.dataDir, this.logger);
+    await server.start();
+    this.server = server;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.server?.stop();
+    this.server = null;
+  }
+}

@@ -1,0 +1,49 @@
+import { Controller, Get, Query, Res, UseGuards, UsePipes } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import { ApiBasicAuth, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { AuditRecord, DEFAULT_AUDIT_LIMIT, ListAuditEventsQuery } from '@chronicle/application';
+import { formatPosition, parsePosition, Position } from '@chronicle/event-store';
+import { AdminGuard } from '../admin/admin.guard';
+import { queryValidationPipe } from '../http/validation';
+import { AuditRecordDto, ListAuditEventsQueryDto } from './list-audit-events.dto';
+
+const PATH = '/api/v1/audit/events';
+
+@ApiTags('audit')
+@ApiBearerAuth()
+@ApiBasicAuth()
+@Controller(PATH.slice(1))
+@UseGuards(AdminGuard)
+export class AuditController {
+  constructor(private readonly queries: QueryBus) {}
+
+  @Get()
+  @UsePipes(queryValidationPipe())
+  @ApiOperation({ summary: 'The event history, oldest first, secrets redacted (admin)' })
+  @ApiOkResponse({ type: [AuditRecordDto], description: 'A Link rel="next" header pages the history.' })
+  async list(
+    @Query() query: ListAuditEventsQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<AuditRecord[]> {
+    const limit = query.limit ?? DEFAULT_AUDIT_LIMIT;
+    // The DTO has checked the shape, so parsing cannot fail.
+    const after = query.after === undefined ? undefined : (parsePosition(query.after) as Position);
+    const page = await this.queries.execute(
+      new ListAuditEventsQuery({ stream: query.stream, type: query.type, actor: query.actor, after }, limit),
+    );
+    if (page.next) void reply.header('link', `<${nextPage(query, limit, page.next)}>; rel="next"`);
+    return page.records;
+  }
+}
+
+/** The same filters from the next position on (RFC 8288); the credential never goes into a link. */
+function nextPage(query: ListAuditEventsQueryDto, limit: number, next: Position): string {
+  const params = new URLSearchParams();
+  for (const name of ['stream', 'type', 'actor'] as const) {
+    if (query[name] !== undefined) params.set(name, query[name]);
+  }
+  params.set('after', formatPosition(next));
+  params.set('limit', String(limit));
+  return `${PATH}?${params.toString()}`;
+}

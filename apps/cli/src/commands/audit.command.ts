@@ -1,0 +1,113 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { CqrsModule, QueryBus } from '@nestjs/cqrs';
+import { NestFactory } from '@nestjs/core';
+import Table from 'cli-table3';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { AuditModule, AuditRecord, ListAuditEventsQuery, MAX_AUDIT_LIMIT } from '@chronicle/application';
+import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
+import { EventStoreModule, parsePosition, Position } from '@chronicle/event-store';
+import { printJson } from '../output';
+
+/** What `audit` needs: the event store only, never the read models. */
+@Module({})
+class AuditCliModule {
+  static forRoot(config: ChronicleConfig): DynamicModule {
+    return {
+      module: AuditCliModule,
+      imports: [ChronicleConfigModule.forRoot(config), CqrsModule, EventStoreModule.forRoot(), AuditModule],
+    };
+  }
+}
+
+interface AuditOptions {
+  stream?: string;
+  type?: string;
+  actor?: string;
+  after?: Position;
+  limit: number;
+  format: 'json' | 'table';
+}
+
+/** Records a terminal run may print; a script can go further with --after. */
+const MAX_CLI_LIMIT = 1_000_000;
+
+function positionOption(value: string): Position {
+  const parsed = parsePosition(value);
+  if (!parsed) throw new InvalidArgumentError('must be a position such as 42 or 42:40');
+  return parsed;
+}
+
+function limitOption(value: string): number {
+  if (!/^\d{1,7}$/.test(value) || Number(value) < 1 || Number(value) > MAX_CLI_LIMIT) {
+    throw new InvalidArgumentError(`must be from 1 to ${MAX_CLI_LIMIT}`);
+  }
+  return Number(value);
+}
+
+export function registerAuditCommand(program: Command, config: () => ChronicleConfig): void {
+  program
+    .command('audit')
+    .description('The event history, oldest first, secrets redacted: one JSON object per line')
+    .option('--stream <stream>', 'only this stream, e.g. user-<id>')
+    .option('--type <type>', 'only this event type, e.g. UserPatched.v1')
+    .option('--actor <actor>', 'only events caused by this account id, or system')
+    .option('--after <position>', 'only events after this position', positionOption)
+    .option('--limit <n>', 'at most this many records', limitOption, 100)
+    .addOption(
+      new Option('--format <format>', 'json lines, or a table for a person')
+        .choices(['json', 'table'])
+        .default('json'),
+    )
+    .action(async (options: AuditOptions) => {
+      const app = await NestFactory.createApplicationContext(AuditCliModule.forRoot(config()), {
+        logger: ['error'],
+      });
+      try {
+        const records: AuditRecord[] = [];
+        const filter = { stream: options.stream, type: options.type, actor: options.actor };
+        let after = options.after;
+        let remaining = options.limit;
+        // Page by page, so that JSON lines start at once and memory stays flat.
+        while (remaining > 0) {
+          const page = await app
+            .get(QueryBus)
+            .execute(new ListAuditEventsQuery({ ...filter, after }, Math.min(remaining, MAX_AUDIT_LIMIT)));
+          for (const record of page.records) {
+            if (options.format === 'json') printJson(record);
+            else records.push(record);
+          }
+          remaining -= page.records.length;
+          if (page.next === null) break;
+          after = page.next;
+        }
+        if (options.format === 'table') process.stdout.write(`${auditTable(records)}\n`);
+      } finally {
+        await app.close();
+      }
+    });
+}
+
+/** Long values are cut so that a row stays one line on a terminal. */
+function auditTable(records: AuditRecord[]): string {
+  const table = new Table({
+    head: ['position', 'occurredAt', 'stream', 'rev', 'type', 'actor', 'correlationId', 'data'],
+    style: { head: [], border: [], compact: true },
+  });
+  for (const record of records) {
+    table.push([
+      record.position,
+      record.occurredAt,
+      cut(record.stream, 44),
+      record.revision,
+      record.type,
+      cut(record.actor, 36),
+      cut(record.correlationId, 36),
+      cut(JSON.stringify(record.data), 60),
+    ]);
+  }
+  return `${table.toString()}\n${records.length} record${records.length === 1 ? '' : 's'}`;
+}
+
+function cut(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}

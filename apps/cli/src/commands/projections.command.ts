@@ -1,0 +1,118 @@
+import { Command } from 'commander';
+import { ChronicleConfig } from '@chronicle/config';
+import { EventStore, openEventStore } from '@chronicle/event-store';
+import {
+  ALL_PROJECTIONS,
+  ControlCommand,
+  ControlResult,
+  MemoryReadStore,
+  MemoryRebuildTarget,
+  MongoReadStore,
+  MongoRebuildTarget,
+  READ_MODELS_CHECKPOINT,
+  ReadModelRebuilder,
+  RebuildProgress,
+  runOnRunningServers,
+  VerifyResult,
+} from '@chronicle/read-models';
+import { printJson } from '../output';
+import { CommandFailedError } from './command-failed.error';
+import { ProgressReporter } from './progress-reporter';
+
+/** Verify on the embedded default with no server running: there are no live models to compare. */
+export class NoLiveReadModelsError extends Error {
+  readonly code = 'no-live-read-models';
+  constructor() {
+    super(
+      'No server is running on this DATA_DIR: the in-memory read models exist only inside a running ' +
+        'server, which builds them from the events at start-up. Start the server, then verify.',
+    );
+    this.name = 'NoLiveReadModelsError';
+  }
+}
+
+interface OperationOptions {
+  onProgress(progress: RebuildProgress): void;
+  signal: AbortSignal;
+}
+
+export function registerProjectionsCommands(program: Command, config: () => ChronicleConfig): void {
+  const projections = program.command('projections').description('Read models: rebuild and verify');
+  projections
+    .command('rebuild')
+    .description('Replay every event into fresh read models and swap them in once caught up')
+    .action(async () => {
+      for (const result of await withProgress((options) => run(config(), 'rebuild', options)))
+        printJson(result);
+    });
+  projections
+    .command('verify')
+    .description('Replay every event into a scratch copy and compare it with the live read models')
+    .action(async () => {
+      const results = await withProgress((options) => run(config(), 'verify', options));
+      for (const result of results) printJson(result);
+      if (results.some((result: VerifyResult) => result.differences > 0)) throw new CommandFailedError(1);
+    });
+}
+
+/** Ctrl-C abandons the operation: the new generation is dropped and the live models stay. */
+async function withProgress<T>(work: (options: OperationOptions) => Promise<T>): Promise<T> {
+  const reporter = new ProgressReporter();
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new Error('Interrupted'));
+  process.once('SIGINT', onSignal);
+  try {
+    return await work({ onProgress: (progress) => reporter.update(progress), signal: controller.signal });
+  } finally {
+    process.off('SIGINT', onSignal);
+    reporter.stop();
+  }
+}
+
+/**
+ * Where the live read models are decides who does the work: MongoDB collections are shared, so
+ * the CLI rebuilds them itself; in-memory models live in the API servers, so each running server
+ * is asked over its control socket. With no server running, a rebuild replays into a throwaway
+ * generation (the next start builds the same models), which checks the history replays cleanly.
+ */
+async function run<C extends ControlCommand>(
+  config: ChronicleConfig,
+  command: C,
+  options: OperationOptions,
+): Promise<Array<ControlResult<C>>> {
+  if (config.mongodbUri) {
+    const live = await MongoReadStore.connect(config.mongodbUri);
+    try {
+      return [await runHere(config, command, new MongoRebuildTarget(live, config.mongodbUri), options)];
+    } finally {
+      await live.close();
+    }
+  }
+  const served = await runOnRunningServers(config.dataDir, command, options);
+  if (served.length > 0) return served;
+  if (command === 'verify') throw new NoLiveReadModelsError();
+  const scratch = new MemoryReadStore();
+  try {
+    return [
+      await runHere(config, command, new MemoryRebuildTarget(scratch, READ_MODELS_CHECKPOINT), options),
+    ];
+  } finally {
+    await scratch.close();
+  }
+}
+
+async function runHere<C extends ControlCommand>(
+  config: ChronicleConfig,
+  command: C,
+  target: MongoRebuildTarget | MemoryRebuildTarget,
+  options: OperationOptions,
+): Promise<ControlResult<C>> {
+  const eventStore: EventStore = openEventStore(config);
+  try {
+    const rebuilder = new ReadModelRebuilder(eventStore, target, ALL_PROJECTIONS, READ_MODELS_CHECKPOINT);
+    const result = command === 'rebuild' ? await rebuilder.rebuild(options) : await rebuilder.verify(options);
+    return result as ControlResult<C>;
+  } finally {
+    await eventStore.close();
+  }
+}

@@ -1,0 +1,48 @@
+import { EVENT_SCHEMAS, isChronicleEventType } from '@chronicle/domain';
+import { EventData, formatPosition, RecordedEvent } from '@chronicle/event-store';
+
+export const REDACTED = '[redacted]';
+
+/** One event as an auditor sees it (API.md "Admin and operations"). */
+export interface AuditRecord {
+  position: string;
+  stream: string;
+  revision: number;
+  type: string;
+  occurredAt: string;
+  actor: string;
+  correlationId: string;
+  causationId: string | null;
+  data: EventData;
+}
+
+/**
+ * The event's data with every secret field its schema declares replaced by "[redacted]". A type
+ * without a schema (written by a newer build, or never registered) has every field redacted:
+ * what it holds is unknown, so nothing of it is shown.
+ */
+export function redactEventData(type: string, data: EventData): EventData {
+  const secretFields: readonly string[] = isChronicleEventType(type)
+    ? EVENT_SCHEMAS[type].secretFields
+    : Object.keys(data);
+  if (secretFields.length === 0) return data;
+  const redacted: EventData = { ...data };
+  for (const field of secretFields) {
+    if (Object.prototype.hasOwnProperty.call(redacted, field)) redacted[field] = REDACTED;
+  }
+  return redacted;
+}
+
+export function toAuditRecord(event: RecordedEvent): AuditRecord {
+  return {
+    position: formatPosition(event.position),
+    stream: event.stream,
+    revision: event.revision,
+    type: event.type,
+    occurredAt: event.metadata.occurredAt,
+    actor: event.metadata.actor,
+    correlationId: event.metadata.correlationId,
+    causationId: event.metadata.causationId ?? null,
+    data: redactEventData(event.type, event.data),
+  };
+}

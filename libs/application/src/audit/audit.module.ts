@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import { ListAuditEventsHandler } from './list-audit-events/list-audit-events.handler';
+
+/** The audit of the event history; needs only the EventStore port, so the CLI can host it too. */
+@Module({
+  imports: [CqrsModule],
+  providers: [ListAuditEventsHandler],
+})
+export class AuditModule {}

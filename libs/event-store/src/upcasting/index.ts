@@ -1,0 +1,2 @@
+export * from './upcaster-registry';
+export * from './upcasting-event-store';

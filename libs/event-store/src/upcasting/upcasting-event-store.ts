@@ -1,0 +1,73 @@
+import {
+  AppendResult,
+  EventStore,
+  EventSubscription,
+  ExpectedRevision,
+  NewEvent,
+  ReadAllOptions,
+  RecordedEvent,
+  SubscriptionMessage,
+} from '../event-store.port';
+import { Position } from '../position';
+import { UpcasterRegistry } from './upcaster-registry';
+
+/**
+ * The EventStore port with every read upcast: aggregates, projections, sagas and the audit all
+ * see the newest version of each event type. Appends go through untouched (writers already
+ * write the newest version), and stored events are never rewritten.
+ */
+export class UpcastingEventStore extends EventStore {
+  constructor(
+    /** The adapter underneath, for what only it offers (statistics, tests). */
+    readonly inner: EventStore,
+    private readonly registry: UpcasterRegistry,
+  ) {
+    super();
+  }
+
+  override append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    return this.inner.append(stream, events, expected);
+  }
+
+  override async readStream(stream: string, options?: { fromRevision?: number }): Promise<RecordedEvent[]> {
+    return (await this.inner.readStream(stream, options)).map((event) => this.registry.upcast(event));
+  }
+
+  override async *readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
+    for await (const event of this.inner.readAll(options)) yield this.registry.upcast(event);
+  }
+
+  override subscribeToAll(options?: { after?: Position }): EventSubscription {
+    const subscription = this.inner.subscribeToAll(options);
+    const registry = this.registry;
+    return {
+      close: () => subscription.close(),
+      [Symbol.asyncIterator](): AsyncIterator<SubscriptionMessage> {
+        const iterator = subscription[Symbol.asyncIterator]();
+        return {
+          async next() {
+            const result = await iterator.next();
+            if (result.done || result.value.kind !== 'event') return result;
+            return { done: false, value: { kind: 'event', event: registry.upcast(result.value.event) } };
+          },
+          async return() {
+            await subscription.close();
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    };
+  }
+
+  override headPosition(): Promise<Position | null> {
+    return this.inner.headPosition();
+  }
+
+  override ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  override close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,140 @@
+import { comparePositions, EventStore, Position } from '@chronicle/event-store';
+import { Projection } from '../projections/projection';
+import { ReadStore } from '../read-store.port';
+import { compareReadModels, Difference, recheck } from './compare-read-models';
+import { RebuildTarget } from './rebuild-target';
+import { replayInto } from './replay';
+
+export interface RebuildProgress {
+  /** Events replayed so far. */
+  events: number;
+  /** Share of the history (as it was when the replay started) replayed, 0 to 1. */
+  fraction: number;
+}
+
+export interface RebuildResult {
+  events: number;
+  seconds: number;
+  eventsPerSecond: number;
+}
+
+export interface VerifyResult {
+  /** 0 when the live read models equal a fresh replay. */
+  differences: number;
+  documents: number;
+  events: number;
+  /** The first differences, live document against replayed one. */
+  first: Difference[];
+}
+
+export interface OperationOptions {
+  onProgress?(progress: RebuildProgress): void;
+  /** Abandons the operation between batches; the live models stay as they were. */
+  signal?: AbortSignal;
+}
+
+/** Differences listed in a verify's result. */
+const FIRST_DIFFERENCES = 10;
+/** Rounds that give differences caused only by timing (live models a few events ahead or behind) time to settle. */
+const SETTLE_ROUNDS = 3;
+const SETTLE_TIMEOUT_MS = 5_000;
+/** Beyond this many differences the models are plainly wrong: no point reading each one again. */
+const MAX_RECHECKED = 10_000;
+
+/**
+ * `projections rebuild` and `projections verify`: replays every event into a new generation of
+ * the read models, then swaps it in (rebuild) or compares it with the live one (verify).
+ */
+export class ReadModelRebuilder {
+  constructor(
+    private readonly eventStore: EventStore,
+    private readonly target: RebuildTarget,
+    private readonly projections: readonly Projection[],
+    /** The live projection runner's checkpoint. */
+    private readonly checkpointName: string,
+  ) {}
+
+  async rebuild(options: OperationOptions = {}): Promise<RebuildResult> {
+    const started = process.hrtime.bigint();
+    const generation = await this.target.create('rebuild');
+    let events: number;
+    try {
+      const replayed = await this.replay(generation, options);
+      options.signal?.throwIfAborted();
+      events = replayed.events;
+      events += await this.target.swapIn(generation, replayed.position, (store, after, checkpointName) =>
+        replayInto(this.eventStore, store, this.projections, { after, checkpointName }),
+      );
+    } catch (error) {
+      await this.target.discard(generation);
+      throw error;
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    return {
+      events,
+      seconds: round(seconds, 3),
+      eventsPerSecond: Math.round(events / Math.max(seconds, 1e-6)),
+    };
+  }
+
+  async verify(options: OperationOptions = {}): Promise<VerifyResult> {
+    const scratch = await this.target.create('verify');
+    try {
+      let { events, position } = await this.replay(scratch, options);
+      const comparison = await compareReadModels(this.target.live, scratch);
+      let differences = comparison.differences;
+      // The live models keep following new events: a difference may only mean one side is a
+      // few events ahead. Bring both to the same position and look again before reporting it.
+      for (let round = 0; round < SETTLE_ROUNDS && differences.length > 0; round++) {
+        if (differences.length > MAX_RECHECKED) break;
+        options.signal?.throwIfAborted();
+        const tail = await replayInto(this.eventStore, scratch, this.projections, {
+          after: position,
+          checkpointName: this.checkpointName,
+        });
+        events += tail.events;
+        position = tail.position;
+        await this.waitForLive(position);
+        differences = await recheck(this.target.live, scratch, differences);
+      }
+      return {
+        differences: differences.length,
+        documents: comparison.documents,
+        events,
+        first: differences.slice(0, FIRST_DIFFERENCES),
+      };
+    } finally {
+      await this.target.discard(scratch);
+    }
+  }
+
+  private async replay(store: ReadStore, options: OperationOptions) {
+    const head = await this.eventStore.headPosition();
+    return replayInto(this.eventStore, store, this.projections, {
+      checkpointName: this.checkpointName,
+      signal: options.signal,
+      onBatch: (events, position) => options.onProgress?.({ events, fraction: fractionOf(position, head) }),
+    });
+  }
+
+  private async waitForLive(position: Position | null): Promise<void> {
+    if (position === null) return;
+    const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      const live = await this.target.live.getCheckpoint(this.checkpointName);
+      if (live !== null && comparePositions(live, position) >= 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** How far `position` is through a log ending at `head`, by commit position. */
+function fractionOf(position: Position, head: Position | null): number {
+  if (head === null || head.commit === 0n) return 1;
+  return Math.min(1, Number(position.commit) / Number(head.commit));
+}
+
+function round(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { SqliteEventStore } from '@chronicle/event-store';
+import { ReadStore } from '@chronicle/read-models';
+import { basic, E2E_BACKEND, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
+
+// Writes the old version straight into the embedded store's file, as an older build would have.
+const describeEmbedded = E2E_BACKEND === 'embedded' ? describe : describe.skip;
+
+describeEmbedded('an event stored as UserRegistered.v1', () => {
+  const userId = randomUUID();
+  let subject: TestApp;
+  let admin: TestAccount;
+
+  beforeAll(async () => {
+    const dataDir = newDataDir();
+    const legacy = SqliteEventStore.open(dataDir);
+    await legacy.append(
+      `user-${userId}`,
+      [
+        {
+          id: randomUUID(),
+          type: 'UserRegistered.v1',
+          data: { userId, accountId: null, name: 'Grace', age: 85, createdon: '2020-02-29T13:00:00+01:00' },
+          metadata: {
+            actor: 'system',
+            correlationId: 'legacy-import',
+            causationId: null,
+            occurredAt: '2020-02-29T12:00:00.000Z',
+          },
+        },
+      ],
+      'no_stream',
+    );
+    await legacy.close();
+    subject = await startTestApp({ dataDir });
+    admin = await subject.createAccount({ admin: true });
+    await subject.settle();
+  });
+  afterAll(() => subject.destroy());
+
+  it('is stored as it was written', async () => {
+    const raw = SqliteEventStore.open(subject.dataDir);
+    try {
+      expect((await raw.readStream(`user-${userId}`))[0].type).toBe('UserRegistered.v1');
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('reaches the projection as v2', async () => {
+    expect(await subject.app.get(ReadStore).getUser(userId)).toEqual({
+      id: userId,
+      name: 'Grace',
+      age: 85,
+      createdon: '2020-02-29T12:00:00.000Z',
+      modifiedon: '2020-02-29T12:00:00.000Z',
+    });
+  });
+
+  it('reaches the aggregate as v2: the user can be patched, its createdon normalised', async () => {
+    const response = await fetch(`${subject.url}/users/${userId}`, {
+      method: 'PATCH',
+      headers: { authorization: basic(admin), 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ age: 86 }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      id: userId,
+      age: 86,
+      createdon: '2020-02-29T12:00:00.000Z',
+    });
+  });
+
+  it('reaches the audit as v2', async () => {
+    const response = await fetch(`${subject.url}/api/v1/audit/events?stream=user-${userId}`, {
+      headers: { authorization: basic(admin) },
+    });
+    const [registered] = (await response.json()) as Array<Record<string, any>>;
+    expect(registered).toMatchObject({
+      type: 'UserRegistered.v2',
+      revision: 0,
+      correlationId: 'legacy-import',
+      data: { userId, createdon: '2020-02-29T12:00:00.000Z' },
+    });
+  });
+});

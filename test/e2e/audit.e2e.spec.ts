@@ -1,0 +1,176 @@
+import { jsonLines, runCliProcess } from './support/cli-process';
+import { basic, issueToken, startTestApp, TestAccount, TestApp } from './support/test-app';
+
+describe('audit of the event history', () => {
+  let subject: TestApp;
+  let admin: TestAccount;
+  let member: TestAccount;
+
+  const audit = (query: string, account: TestAccount = admin) =>
+    fetch(`${subject.url}/api/v1/audit/events${query}`, { headers: { authorization: basic(account) } });
+  const records = async (query: string) => {
+    const response = await audit(query);
+    expect(response.status).toBe(200);
+    return (await response.json()) as Array<Record<string, any>>;
+  };
+
+  beforeAll(async () => {
+    subject = await startTestApp();
+    admin = await subject.createAccount({ admin: true, name: 'Auditor' });
+    member = await subject.createAccount({ name: 'Member', age: 20 });
+    await subject.seedCustomers(5);
+    // The change an auditor must be able to trace: who, when, from which request.
+    const response = await fetch(`${subject.url}/users/${member.userId}`, {
+      method: 'PATCH',
+      headers: {
+        authorization: basic(admin),
+        'content-type': 'application/merge-patch+json',
+        'x-request-id': 'req-audit-1',
+      },
+      body: JSON.stringify({ age: 21 }),
+    });
+    expect(response.status).toBe(200);
+  });
+  afterAll(() => subject.destroy());
+
+  it('answers who changed a user, when, and from which request', async () => {
+    const history = await records(`?stream=user-${member.userId}`);
+    expect(history.map((record) => record.type)).toEqual(['UserRegistered.v2', 'UserPatched.v1']);
+    expect(history[1]).toEqual({
+      position: expect.stringMatching(/^\d+(:\d+)?$/),
+      stream: `user-${member.userId}`,
+      revision: 1,
+      type: 'UserPatched.v1',
+      occurredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      actor: admin.accountId,
+      correlationId: 'req-audit-1',
+      causationId: null,
+      data: { userId: member.userId, changes: { age: 21 }, modifiedon: expect.any(String) },
+    });
+  });
+
+  it('lists the whole history oldest first, and pages it with Link rel="next"', async () => {
+    const all = await records('?limit=1000');
+    const positions = all.map((record) => BigInt(record.position.split(':')[0]));
+    expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    const paged: Array<Record<string, any>> = [];
+    let next: string | null = '/api/v1/audit/events?limit=3';
+    while (next) {
+      const response = await fetch(`${subject.url}${next}`, { headers: { authorization: basic(admin) } });
+      expect(response.status).toBe(200);
+      const page = (await response.json()) as Array<Record<string, any>>;
+      expect(page.length).toBeLessThanOrEqual(3);
+      paged.push(...page);
+      const link = response.headers.get('link');
+      next = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : null;
+      if (next) expect(next).toContain('limit=3');
+    }
+    expect(paged).toEqual(all);
+  });
+
+  it('filters by type, actor and position, keeping the filters in the next link', async () => {
+    const customers = await records('?type=CustomerRegistered.v1');
+    expect(customers).toHaveLength(5);
+    expect(new Set(customers.map((record) => record.type))).toEqual(new Set(['CustomerRegistered.v1']));
+
+    const byAdmin = await records(`?actor=${admin.accountId}`);
+    expect(byAdmin.map((record) => record.type)).toEqual(['UserPatched.v1']);
+
+    const after = await records(`?type=CustomerRegistered.v1&after=${customers[2].position}`);
+    expect(after).toEqual(customers.slice(3));
+
+    const first = await audit('?type=CustomerRegistered.v1&limit=2');
+    expect(first.headers.get('link')).toBe(
+      `</api/v1/audit/events?type=CustomerRegistered.v1&after=${customers[1].position}&limit=2>; rel="next"`,
+    );
+  });
+
+  it('redacts the password hash and shows no secret anywhere', async () => {
+    const response = await audit('?limit=1000');
+    const text = await response.text();
+    expect(text).not.toMatch(/\$argon2/);
+    const opened = (JSON.parse(text) as Array<Record<string, any>>).filter(
+      (record) => record.type === 'AccountOpened.v1',
+    );
+    expect(opened.length).toBeGreaterThanOrEqual(2);
+    for (const record of opened) expect(record.data.passwordHash).toBe('[redacted]');
+  });
+
+  it('is for administrators only', async () => {
+    const forbidden = await audit('', member);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    // Authorization comes before validation: a member learns nothing from a 400.
+    expect((await audit('?limit=0', member)).status).toBe(403);
+    expect((await fetch(`${subject.url}/api/v1/audit/events`)).status).toBe(401);
+  });
+
+  it('accepts the access token in the query, and never puts it in a link', async () => {
+    const token = await issueToken(subject.url, admin);
+    const response = await fetch(`${subject.url}/api/v1/audit/events?limit=1&access_token=${token}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('link')).not.toContain('access_token');
+  });
+
+  it.each([
+    ['limit=0'],
+    ['limit=1001'],
+    ['limit=ten'],
+    ['after=abc'],
+    ['after=-1'],
+    ['type=not a type'],
+    ['stream='],
+    ['colour=blue'],
+  ])('answers %s with a 400 problem naming the parameter', async (query) => {
+    const response = await audit(`?${query}`);
+    expect(response.status).toBe(400);
+    const problem = (await response.json()) as { type: string; errors: Array<{ field: string }> };
+    expect(problem.type).toBe('invalid-parameters');
+    expect(problem.errors[0].field).toBe(query.split('=')[0]);
+  });
+
+  it('prints the same records from the CLI as JSON lines, and as a table', async () => {
+    const api = await records(`?stream=user-${member.userId}`);
+    const lines = await runCliProcess(subject.dataDir, 'audit', '--stream', `user-${member.userId}`);
+    expect(lines.code).toBe(0);
+    expect(jsonLines(lines.stdout)).toEqual(api);
+
+    const table = await runCliProcess(
+      subject.dataDir,
+      'audit',
+      '--actor',
+      admin.accountId,
+      '--format',
+      'table',
+    );
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain('UserPatched.v1');
+    expect(table.stdout).toContain('req-audit-1');
+    expect(table.stdout).toMatch(/^\d+ records?$/m);
+
+    const invalid = await runCliProcess(subject.dataDir, 'audit', '--after', 'yesterday');
+    expect(invalid.code).not.toBe(0);
+  });
+
+  it('shows each projection with its checkpoint, the head and the lag to admins only', async () => {
+    await subject.settle();
+    const response = await fetch(`${subject.url}/api/v1/admin/projections`, {
+      headers: { authorization: basic(admin) },
+    });
+    expect(response.status).toBe(200);
+    const status = (await response.json()) as { head: string; projections: Array<Record<string, any>> };
+    expect(status.projections.map((projection) => projection.name)).toEqual(['customers', 'users']);
+    for (const projection of status.projections) {
+      expect(projection).toEqual({
+        name: expect.any(String),
+        checkpoint: status.head,
+        lag: 0,
+        lagExact: true,
+      });
+    }
+    const forbidden = await fetch(`${subject.url}/api/v1/admin/projections`, {
+      headers: { authorization: basic(member) },
+    });
+    expect(forbidden.status).toBe(403);
+  });
+});
