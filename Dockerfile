@@ -14,6 +14,9 @@ ENV NODE_ENV=production
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json ./
+# DATA_DIR: owned by the unprivileged user, so a fresh named volume mounted here is writable too.
+RUN mkdir /data && chown node:node /data
 USER node
 EXPOSE 3000
+# The API; the projector runs from the same image: node dist/apps/projector/src/main.js
 CMD ["node", "dist/apps/api/src/main.js"]

@@ -28,5 +28,12 @@ module.exports = {
       testMatch: ['<rootDir>/test/contract/**/*.spec.ts', '<rootDir>/test/doubles/**/*.spec.ts'],
     },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'] },
+    // The same e2e suite on the production shape: EventStoreDB and MongoDB doubles, a projector process.
+    {
+      ...common,
+      displayName: 'e2e-doubles',
+      testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
+      setupFiles: ['<rootDir>/test/e2e/support/doubles-backend.setup.ts'],
+    },
   ],
 };

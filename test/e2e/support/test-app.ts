@@ -7,9 +7,13 @@ import { CommandBus } from '@nestjs/cqrs';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { OpenAccountCommand, SeedCustomersCommand, SYSTEM_ACTOR } from '@chronicle/application';
 import { ChronicleConfig, parseConfig } from '@chronicle/config';
-import { EventStore } from '@chronicle/event-store';
-import { ProjectionRunner } from '@chronicle/read-models';
+import { comparePositions, EventStore, formatPosition, Position } from '@chronicle/event-store';
+import { ProjectionRunner, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
 import { createApp } from '../../../apps/api/src/create-app';
+import { backendEnv, discardBackend, E2E_BACKEND } from './backend';
+import { ProjectorProcess, startProjector } from './projector-process';
+
+export { backendEnv, E2E_BACKEND } from './backend';
 
 export interface TestAccount {
   accountId: string;
@@ -23,6 +27,8 @@ export interface TestApp {
   app: NestFastifyApplication;
   config: ChronicleConfig;
   dataDir: string;
+  /** The projector process on the doubles backend (E2E_BACKEND=doubles); null on embedded. */
+  projector: ProjectorProcess | null;
   createAccount(options?: { admin?: boolean; name?: string; age?: number }): Promise<TestAccount>;
   seedCustomers(count: number): Promise<void>;
   /** Resolves when the read models have applied every event written so far. */
@@ -34,35 +40,69 @@ export interface TestApp {
 
 let accounts = 0;
 
+/** How long settle() waits for the read models; generous, as a projector process starts cold. */
+const SETTLE_TIMEOUT_MS = 15_000;
+
 export function newDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'chronicle-e2e-'));
 }
 
-/** The whole HTTP app on the embedded default, listening on a free port. */
+/**
+ * The whole HTTP app listening on a free port: on the embedded default, or with E2E_BACKEND=doubles
+ * on the production shape (EventStoreDB and MongoDB doubles, projections in a projector process).
+ */
 export async function startTestApp(
   options: { dataDir?: string; env?: Record<string, string> } = {},
 ): Promise<TestApp> {
   const dataDir = options.dataDir ?? newDataDir();
-  const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...options.env });
-  const app = await createApp(config);
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  const stores = await backendEnv(dataDir);
+  const config = parseConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    ...stores,
+    ...options.env,
+  });
+  const projector =
+    E2E_BACKEND === 'doubles' ? startProjector({ DATA_DIR: dataDir, ...stores, ...options.env }) : null;
+  let app: NestFastifyApplication | undefined;
+  try {
+    app = await createApp(config);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    // As the embedded API does before it serves: the read models have caught up with the history.
+    await projector?.waitForOutput(/Projector ready/);
+  } catch (error) {
+    await app?.close();
+    await projector?.stop();
+    throw error;
+  }
   const { port } = app.getHttpServer().address() as AddressInfo;
   const commands = app.get(CommandBus);
   const context = { actor: SYSTEM_ACTOR, correlationId: 'e2e-setup' };
 
   const settle = async () => {
     const head = await app.get(EventStore).headPosition();
-    if (head && !(await app.get(ProjectionRunner).waitFor(head, 5_000))) {
-      throw new Error('The read models did not catch up within 5 s');
+    if (!head) return;
+    if (projector) {
+      await checkpointReaches(app.get(ReadStore), head, projector);
+    } else if (!(await app.get(ProjectionRunner).waitFor(head, SETTLE_TIMEOUT_MS))) {
+      throw new Error(`The read models did not catch up within ${SETTLE_TIMEOUT_MS} ms`);
     }
   };
-  const stop = () => app.close();
+  const stop = async () => {
+    try {
+      await app.close();
+    } finally {
+      await projector?.stop();
+    }
+  };
 
   return {
     url: `http://127.0.0.1:${port}`,
     app,
     config,
     dataDir,
+    projector,
     async createAccount({ admin = false, name = 'Test User', age = 30 } = {}) {
       const email = `user${++accounts}-${Date.now()}@example.com`;
       const password = `pass-${accounts}-long-enough`;
@@ -77,9 +117,32 @@ export async function startTestApp(
     stop,
     async destroy() {
       await stop();
+      await discardBackend(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Polls the projector's checkpoint in the read store until it covers `head`. */
+async function checkpointReaches(
+  readStore: ReadStore,
+  head: Position,
+  projector: ProjectorProcess,
+): Promise<void> {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (;;) {
+    const checkpoint = await readStore.getCheckpoint(READ_MODELS_CHECKPOINT);
+    if (checkpoint && comparePositions(checkpoint, head) >= 0) return;
+    const exit = projector.exit();
+    if (exit) throw new Error(`The projector exited (${JSON.stringify(exit)}):\n${projector.output()}`);
+    if (Date.now() > deadline) {
+      throw new Error(
+        `The projector's checkpoint (${checkpoint ? formatPosition(checkpoint) : 'none'}) did not reach ` +
+          `${formatPosition(head)} within ${SETTLE_TIMEOUT_MS} ms; its output:\n${projector.output()}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 export const basic = (account: { email: string; password: string }): string =>

@@ -1,0 +1,38 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { ChronicleConfig, ConfigError, parseConfig } from '@chronicle/config';
+import { Projector } from './projector';
+import { ProjectorModule } from './projector.module';
+import { parseProjectorSettings, ProjectorSettings } from './projector-settings';
+
+/** EX_TEMPFAIL: the lease was lost; a supervisor restarts the process, which then waits its turn. */
+const EXIT_LEASE_LOST = 75;
+
+async function main(): Promise<void> {
+  let config: ChronicleConfig;
+  let settings: ProjectorSettings;
+  try {
+    config = parseConfig(process.env);
+    settings = parseProjectorSettings(config, process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const app = await NestFactory.createApplicationContext(ProjectorModule.forRoot(config, settings), {
+    bufferLogs: true,
+  });
+  app.useLogger(app.get(Logger));
+  // SIGTERM/SIGINT: stop the workers after their batch in hand, release the lease, close the stores.
+  app.enableShutdownHooks();
+  if ((await app.get(Projector).run()) === 'lease-lost') {
+    await app.close();
+    // Exit even if a client library left a handle open: a stale projector must not linger.
+    process.exit(EXIT_LEASE_LOST);
+  }
+}
+
+void main();

@@ -1,0 +1,27 @@
+import { ChronicleConfig, ConfigError } from '@chronicle/config';
+
+/** What only the projector reads from the environment, on top of ChronicleConfig. */
+export interface ProjectorSettings {
+  mongodbUri: string;
+  /** PROJECTOR_LEASE_TTL, in seconds (default 15): how long a silent holder keeps the lease. */
+  leaseTtlMs: number;
+}
+
+export const DEFAULT_LEASE_TTL_SECONDS = 15;
+
+export function parseProjectorSettings(
+  config: ChronicleConfig,
+  env: Record<string, string | undefined>,
+): ProjectorSettings {
+  if (!config.mongodbUri) {
+    throw new ConfigError(
+      'MONGODB_URI',
+      'must be set: the projector writes the shared read models in MongoDB (without it the API projects in-process)',
+    );
+  }
+  const ttl = env.PROJECTOR_LEASE_TTL?.trim() || String(DEFAULT_LEASE_TTL_SECONDS);
+  if (!/^\d+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 3600) {
+    throw new ConfigError('PROJECTOR_LEASE_TTL', `must be an integer from 1 to 3600, got "${ttl}"`);
+  }
+  return { mongodbUri: config.mongodbUri, leaseTtlMs: Number(ttl) * 1000 };
+}

@@ -1,0 +1,76 @@
+import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { MongoClient } from 'mongodb';
+import { LoggerModule } from 'nestjs-pino';
+import { SagaRunner, SagasModule } from '@chronicle/application';
+import { SecurityModule } from '@chronicle/auth';
+import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
+import { EventStoreModule } from '@chronicle/event-store';
+import { MailModule } from '@chronicle/mail';
+import { databaseFromUri, ProjectionRunner, ReadModelsModule } from '@chronicle/read-models';
+import { LeaseRecord, MongoLease } from './mongo-lease';
+import { Projector, PROJECTOR_WORKERS, ProjectorWorker } from './projector';
+import { ProjectorSettings } from './projector-settings';
+
+/** What this process runs while it holds the lease, each provided by an imported module. */
+const WORKERS = [ProjectionRunner, SagaRunner];
+
+export const LEASE_NAME = 'projector';
+
+/** The lease's own connection, closed after the projector has released the lease. */
+@Injectable()
+class LeaseClientCloser implements OnApplicationShutdown {
+  constructor(@Inject(MongoClient) private readonly client: MongoClient) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+/** The projector process: projections (and sagas) fed by the event store, guarded by a lease in MongoDB. */
+@Module({})
+export class ProjectorModule {
+  static forRoot(config: ChronicleConfig, settings: ProjectorSettings): DynamicModule {
+    return {
+      module: ProjectorModule,
+      imports: [
+        ChronicleConfigModule.forRoot(config),
+        LoggerModule.forRoot({ pinoHttp: { level: config.logLevel } }),
+        EventStoreModule.forRoot(),
+        ReadModelsModule.forRoot(),
+        // What the sagas' commands need: the security ports and the Mailer.
+        SecurityModule,
+        { module: MailModule, global: true },
+        SagasModule,
+      ],
+      providers: [
+        {
+          provide: MongoClient,
+          // Majority reads and writes: a lease taken over during a failover is never rolled back.
+          useFactory: () =>
+            MongoClient.connect(settings.mongodbUri, {
+              writeConcern: { w: 'majority' },
+              readConcern: { level: 'majority' },
+            }),
+        },
+        LeaseClientCloser,
+        {
+          provide: MongoLease,
+          useFactory: (client: MongoClient) =>
+            new MongoLease(
+              client
+                .db(databaseFromUri(settings.mongodbUri) ?? 'chronicle')
+                .collection<LeaseRecord>('leases'),
+              { name: LEASE_NAME, ttlMs: settings.leaseTtlMs },
+            ),
+          inject: [MongoClient],
+        },
+        {
+          provide: PROJECTOR_WORKERS,
+          useFactory: (...workers: ProjectorWorker[]) => workers,
+          inject: WORKERS,
+        },
+        Projector,
+      ],
+    };
+  }
+}

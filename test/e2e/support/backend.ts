@@ -1,0 +1,81 @@
+import { basename } from 'node:path';
+import { MongoClient } from 'mongodb';
+import { EsdbDouble, startEsdbDouble } from '../../doubles/esdb/esdb-double';
+import { MongoDouble, startMongoDouble } from '../../doubles/mongo/mongo-double';
+
+/**
+ * Which stores the e2e suite runs on: `embedded` (the default: SQLite under DATA_DIR, read models
+ * in memory, projections in the API) or `doubles` (E2E_BACKEND=doubles: the EventStoreDB gRPC
+ * double, the MongoDB wire double, and the projections in a separate projector process).
+ */
+export type E2eBackend = 'embedded' | 'doubles';
+
+export const E2E_BACKEND: E2eBackend = parseBackend(process.env.E2E_BACKEND);
+
+function parseBackend(value: string | undefined): E2eBackend {
+  if (value === undefined || value === '' || value === 'embedded') return 'embedded';
+  if (value === 'doubles') return 'doubles';
+  throw new Error(`E2E_BACKEND must be "embedded" or "doubles", not "${value}"`);
+}
+
+interface DataDirStores {
+  esdb: EsdbDouble;
+  database: string;
+  env: Record<string, string>;
+}
+
+// Per test file (jest loads this module afresh for each): one MongoDB double with a database per
+// data directory, and one EventStoreDB double per data directory, so that a data directory stands
+// for one deployment, as it does on the embedded default, and a restart on it finds its data.
+let mongo: Promise<MongoDouble> | null = null;
+const stores = new Map<string, Promise<DataDirStores>>();
+
+/**
+ * The environment that points the API, the projector and the CLI at the data directory's stores:
+ * EVENTSTORE_URL and MONGODB_URI on the doubles (started on first use), nothing on embedded.
+ */
+export async function backendEnv(dataDir: string): Promise<Record<string, string>> {
+  if (E2E_BACKEND === 'embedded') return {};
+  let entry = stores.get(dataDir);
+  if (!entry) {
+    entry = openStores(dataDir);
+    stores.set(dataDir, entry);
+  }
+  return (await entry).env;
+}
+
+async function openStores(dataDir: string): Promise<DataDirStores> {
+  mongo ??= startMongoDouble();
+  const [mongoDouble, esdb] = await Promise.all([mongo, startEsdbDouble()]);
+  const database = `e2e_${basename(dataDir).replace(/\W/g, '_')}`;
+  const uri = new URL(mongoDouble.uri);
+  uri.pathname = `/${database}`;
+  return {
+    esdb,
+    database,
+    env: { EVENTSTORE_URL: esdb.connectionString, MONGODB_URI: uri.toString() },
+  };
+}
+
+/** Stops the data directory's event store double and drops its database. */
+export async function discardBackend(dataDir: string): Promise<void> {
+  const entry = stores.get(dataDir);
+  if (!entry) return;
+  stores.delete(dataDir);
+  const { esdb, database } = await entry;
+  await esdb.stop();
+  const client = await MongoClient.connect((await mongo!).uri);
+  try {
+    await client.db(database).dropDatabase();
+  } finally {
+    await client.close();
+  }
+}
+
+afterAll(async () => {
+  const open = [...stores.values()];
+  stores.clear();
+  await Promise.all(open.map(async (entry) => (await entry).esdb.stop()));
+  await (await mongo)?.stop();
+  mongo = null;
+});
