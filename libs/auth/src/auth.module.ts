@@ -8,6 +8,7 @@ import { BasicStrategy } from './basic.strategy';
 import { BearerStrategy } from './bearer.strategy';
 import { ChronicleAuthGuard } from './chronicle-auth.guard';
 import { HmacAccessTokenCodec } from './hmac-access-token-codec';
+import { VerifiedCredentials } from './verified-credentials';
 
 /** Authentication for the HTTP app: strategies, the global guard and the token sessions. */
 @Module({
@@ -16,6 +17,7 @@ import { HmacAccessTokenCodec } from './hmac-access-token-codec';
     AccountSessions,
     BearerStrategy,
     BasicStrategy,
+    VerifiedCredentials,
     { provide: APP_GUARD, useClass: ChronicleAuthGuard },
   ],
   exports: [AccountSessions],

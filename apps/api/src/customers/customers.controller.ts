@@ -1,11 +1,12 @@
 import { Controller, Get, Query, Res, UsePipes } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBasicAuth, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RouteSchema } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
 import { ListCustomersQuery } from '@chronicle/application';
 import { CustomerDocument } from '@chronicle/read-models';
 import { queryValidationPipe } from '../http/validation';
-import { CustomerDto } from './customer.dto';
+import { CUSTOMER_PAGE_SCHEMA, CustomerDto } from './customer.dto';
 import { DEFAULT_PAGE_SIZE, ListCustomersQueryDto, MAX_PAGE_SIZE } from './list-customers.dto';
 
 @ApiTags('customers')
@@ -16,6 +17,7 @@ export class CustomersController {
   constructor(private readonly queries: QueryBus) {}
 
   @Get()
+  @RouteSchema({ response: { 200: CUSTOMER_PAGE_SCHEMA } })
   @UsePipes(queryValidationPipe())
   @ApiOperation({ summary: 'List customers by id, paged, optionally within an exclusive id range' })
   @ApiOkResponse({

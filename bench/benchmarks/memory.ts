@@ -1,0 +1,71 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SqliteEventStore } from '@chronicle/event-store';
+import { customersDataSet } from '../support/datasets';
+import { startServer } from '../support/processes';
+import { figure, single } from '../support/report';
+import { spread } from '../support/stats';
+import type { Benchmark } from './benchmark';
+
+const CUSTOMERS = 1_000_000;
+const MIB = 2 ** 20;
+
+/** The customers as GET /customers serves them, one JSON document each, in bytes of UTF-8. */
+async function customersJsonBytes(dir: string): Promise<number> {
+  const store = SqliteEventStore.open(dir);
+  let bytes = 0;
+  try {
+    for await (const event of store.readAll()) {
+      if (event.type !== 'CustomerRegistered.v1') continue;
+      const data = event.data as { customerId: number; name: string; email: string; createdon: string };
+      bytes += Buffer.byteLength(
+        JSON.stringify({
+          id: data.customerId,
+          name: data.name,
+          email: data.email,
+          createdon: data.createdon,
+        }),
+      );
+    }
+  } finally {
+    await store.close();
+  }
+  return bytes;
+}
+
+export const memory: Benchmark = {
+  name: 'memory',
+  title: `RSS of the server holding ${CUSTOMERS.toLocaleString('en')} customers (embedded default)`,
+  async run() {
+    const dataSet = await customersDataSet(CUSTOMERS);
+    const jsonBytes = await customersJsonBytes(dataSet.dir);
+    const server = await startServer(dataSet.dir);
+    const samples: number[] = [];
+    try {
+      // A few samples once start-up's garbage has had time to go.
+      for (let sample = 0; sample < 5; sample++) {
+        await sleep(1000);
+        samples.push(server.rss() / MIB);
+      }
+    } finally {
+      await server.stop();
+    }
+    const rss = spread(samples);
+    return {
+      name: this.name,
+      title: this.title,
+      figures: [
+        figure({
+          name: 'resident set size after start-up',
+          unit: 'MiB',
+          value: rss,
+          ceiling: { name: 'the customers as JSON', value: single(jsonBytes / MIB) },
+          ratio: rss.median / (jsonBytes / MIB),
+          target: { kind: '<=', bound: 2 },
+        }),
+      ],
+      notes: [
+        'RSS sampled once a second for 5 s after /health/ready; the whole process (Node, Nest, code) counts.',
+      ],
+    };
+  },
+};

@@ -1,0 +1,53 @@
+// The parts of autocannon's programmatic API the bench uses (the package ships no types).
+declare module 'autocannon' {
+  import type { IncomingHttpHeaders } from 'node:http';
+
+  namespace autocannon {
+    interface Request {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      /** Called before each request is sent; returns the request to send. */
+      setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
+    }
+
+    interface Options {
+      url: string;
+      connections?: number;
+      duration?: number;
+      method?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      requests?: Request[];
+      timeout?: number;
+    }
+
+    interface Histogram {
+      average: number;
+      mean: number;
+      p50: number;
+      p90: number;
+      p99: number;
+      max: number;
+      min: number;
+      total: number;
+    }
+
+    interface Result {
+      requests: Histogram;
+      latency: Histogram;
+      throughput: Histogram;
+      duration: number;
+      errors: number;
+      timeouts: number;
+      non2xx: number;
+      '2xx': number;
+      statusCodeStats: Record<string, { count: number }>;
+      headers?: IncomingHttpHeaders;
+    }
+  }
+
+  function autocannon(options: autocannon.Options): Promise<autocannon.Result>;
+  export = autocannon;
+}

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { SqliteEventStore } from '@chronicle/event-store';
+import { runCli, scratchDir } from './processes';
+
+export const ADMIN = { email: 'bench-admin@example.com', password: 'bench admin passphrase' } as const;
+
+export interface DataSet {
+  dir: string;
+  customers: number;
+  adminUserId: string;
+}
+
+const dataSets = new Map<number, Promise<DataSet>>();
+
+/**
+ * A data directory with an admin account and `customers` customers, seeded through the CLI.
+ * Seeded once per run and shared by the benchmarks that only read it.
+ */
+export function customersDataSet(customers: number): Promise<DataSet> {
+  let dataSet = dataSets.get(customers);
+  if (!dataSet) {
+    dataSet = seedCustomers(customers);
+    dataSets.set(customers, dataSet);
+  }
+  return dataSet;
+}
+
+/** A fresh data directory with the admin account and no customers, for benchmarks that write. */
+export async function adminDataSet(name: string): Promise<DataSet> {
+  const dir = scratchDir(name);
+  return { dir, customers: 0, adminUserId: await createAdmin(dir) };
+}
+
+async function seedCustomers(customers: number): Promise<DataSet> {
+  const dir = scratchDir(`customers-${customers}`);
+  const adminUserId = await createAdmin(dir);
+  process.stderr.write(`  seeding ${customers} customers...\n`);
+  await runCli(dir, ['customers', 'seed', '--count', String(customers)]);
+  return { dir, customers, adminUserId };
+}
+
+async function createAdmin(dir: string): Promise<string> {
+  const [created] = await runCli(dir, [
+    'accounts',
+    'create',
+    '--email',
+    ADMIN.email,
+    '--password',
+    ADMIN.password,
+    '--name',
+    'Bench Admin',
+    '--age',
+    '40',
+    '--admin',
+  ]);
+  return (created as { userId: string }).userId;
+}
+
+/**
+ * Registers `count` users without accounts by appending their events directly: opening an
+ * account per user would cost an Argon2id hash each and measure nothing the bench reports.
+ */
+export async function seedUsers(dir: string, count: number): Promise<string[]> {
+  const store = SqliteEventStore.open(dir);
+  try {
+    const createdon = new Date().toISOString();
+    const ids = Array.from({ length: count }, () => randomUUID());
+    await Promise.all(
+      ids.map((userId, index) =>
+        store.append(
+          `user-${userId}`,
+          [
+            {
+              id: randomUUID(),
+              type: 'UserRegistered.v2',
+              data: { userId, accountId: null, name: `Bench User ${index}`, age: 30, createdon },
+              metadata: {
+                actor: 'system',
+                correlationId: 'bench-seed',
+                causationId: null,
+                occurredAt: createdon,
+              },
+            },
+          ],
+          'no_stream',
+        ),
+      ),
+    );
+    return ids;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Exchanges the admin's Basic credentials for a bearer token. */
+export async function bearerToken(url: string): Promise<string> {
+  const response = await fetch(`${url}/api/v1/account/tokens`, {
+    method: 'POST',
+    headers: { authorization: basicAuthorization() },
+  });
+  if (!response.ok)
+    throw new Error(`POST /api/v1/account/tokens: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+export function basicAuthorization(): string {
+  return `Basic ${Buffer.from(`${ADMIN.email}:${ADMIN.password}`).toString('base64')}`;
+}

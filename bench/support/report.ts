@@ -1,0 +1,126 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from './processes';
+import { round, type Spread } from './stats';
+
+/** A target on a ratio: at least, at most, or strictly below a bound. */
+export interface Target {
+  kind: '>=' | '<=' | '<';
+  bound: number;
+}
+
+export interface Figure {
+  name: string;
+  unit: string;
+  value: Spread;
+  ceiling?: { name: string; value: Spread };
+  /** The figure over its ceiling (medians), or another ratio the target is stated on. */
+  ratio?: number;
+  target?: Target;
+  met?: boolean;
+}
+
+export interface BenchmarkResult {
+  name: string;
+  title: string;
+  figures: Figure[];
+  notes: string[];
+}
+
+export interface Report {
+  machine: { cpu: string; cores: number; memoryGiB: number; node: string; platform: string };
+  rounds: { rounds: number; seconds: number; warmupSeconds: number };
+  benchmarks: Record<string, BenchmarkResult & { ranAt: string }>;
+}
+
+export function single(value: number): Spread {
+  return { median: value, min: value, max: value };
+}
+
+/** A figure with its ratio and whether the ratio meets the target. */
+export function figure(options: Omit<Figure, 'met'>): Figure {
+  const { ratio, target } = options;
+  if (ratio === undefined || target === undefined) return options;
+  const met =
+    target.kind === '>='
+      ? ratio >= target.bound
+      : target.kind === '<='
+        ? ratio <= target.bound
+        : ratio < target.bound;
+  return { ...options, met };
+}
+
+const RESULTS_DIR = join(ROOT, 'bench/results');
+const JSON_FILE = join(RESULTS_DIR, 'latest.json');
+const MARKDOWN_FILE = join(RESULTS_DIR, 'latest.md');
+
+/**
+ * Merges this run's benchmarks into bench/results/latest.json (a benchmark run alone replaces
+ * only its own section) and rewrites latest.md from it.
+ */
+export function writeReport(results: BenchmarkResult[], rounds: Report['rounds']): Report {
+  const previous: Report | null = existsSync(JSON_FILE)
+    ? (JSON.parse(readFileSync(JSON_FILE, 'utf8')) as Report)
+    : null;
+  const ranAt = new Date().toISOString();
+  const report: Report = {
+    machine: {
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+    },
+    rounds,
+    benchmarks: { ...(previous?.benchmarks ?? {}) },
+  };
+  for (const result of results) report.benchmarks[result.name] = { ...result, ranAt };
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(JSON_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(MARKDOWN_FILE, markdown(report));
+  return report;
+}
+
+const ORDER = ['read', 'read-basic', 'scale', 'write', 'lag', 'rebuild', 'memory', 'password'];
+
+export function markdown(report: Report): string {
+  const { machine, rounds } = report;
+  const lines = [
+    '# Chronicle benchmarks: latest figures',
+    '',
+    `${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}.`,
+    `Loads: ${rounds.warmupSeconds} s warm-up, then ${rounds.rounds} rounds of ${rounds.seconds} s; ` +
+      'each figure is the median of the rounds with (min–max). How to read this: [bench/README.md](../README.md).',
+    '',
+  ];
+  const names = Object.keys(report.benchmarks).sort((a, b) => rank(a) - rank(b));
+  for (const name of names) {
+    const result = report.benchmarks[name];
+    lines.push(`## ${name}: ${result.title}`, '', `Ran ${result.ranAt}.`, '');
+    lines.push('| figure | value | ceiling | ratio | target | met |', '|---|---|---|---|---|---|');
+    for (const item of result.figures) {
+      lines.push(
+        `| ${item.name} | ${formatSpread(item.value, item.unit)} | ${
+          item.ceiling ? `${item.ceiling.name}: ${formatSpread(item.ceiling.value, item.unit)}` : ''
+        } | ${item.ratio === undefined ? '' : round(item.ratio)} | ${
+          item.target ? `${item.target.kind} ${item.target.bound}` : ''
+        } | ${item.met === undefined ? '' : item.met ? 'yes' : '**no**'} |`,
+      );
+    }
+    if (result.notes.length > 0) lines.push('', ...result.notes.map((note) => `- ${note}`));
+    lines.push('');
+  }
+  return `${lines.join('\n')}`;
+}
+
+function rank(name: string): number {
+  const index = ORDER.indexOf(name);
+  return index === -1 ? ORDER.length : index;
+}
+
+export function formatSpread(value: Spread, unit: string): string {
+  const median = `${round(value.median)} ${unit}`;
+  if (value.min === value.max) return median;
+  return `${median} (${round(value.min)}–${round(value.max)})`;
+}

@@ -1,0 +1,59 @@
+/**
+ * Summarises V8 CPU profiles (`node --cpu-prof`, or BENCH_CPU_PROF=<dir> for the bench's servers):
+ * self time by function and by package, heaviest first.
+ * Usage: node -r @swc-node/register bench/tools/cpu-profile-summary.ts <file.cpuprofile> [top]
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** node_modules/<package> or our own source directory: where a frame's time is charged. */
+function owner(url: string): string {
+  const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (match) return match[1];
+  const own = /\/(apps|libs)\/([^/]+)\//.exec(url);
+  if (own) return `${own[1]}/${own[2]}`;
+  if (url.startsWith('node:')) return 'node core';
+  return url === '' ? '(native/gc/idle)' : url;
+}
+
+function main(file: string, top: number): void {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const selfTime = new Map<number, number>();
+  profile.samples.forEach((id, index) => {
+    selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
+  });
+  const total = [...selfTime.values()].reduce((sum, time) => sum + time, 0);
+  const functions = new Map<string, number>();
+  const packages = new Map<string, number>();
+  for (const [id, time] of selfTime) {
+    const frame = byId.get(id)?.callFrame;
+    if (!frame) continue;
+    const where = frame.url.replace(/^.*\/(node_modules|dist)\//, '$1/');
+    const name = `${frame.functionName || '(anonymous)'} ${where}:${frame.lineNumber + 1}`;
+    functions.set(name, (functions.get(name) ?? 0) + time);
+    packages.set(owner(frame.url), (packages.get(owner(frame.url)) ?? 0) + time);
+  }
+  const print = (title: string, entries: Map<string, number>): void => {
+    process.stdout.write(`\n${title}\n`);
+    for (const [name, time] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      process.stdout.write(`${((100 * time) / total).toFixed(1).padStart(5)}%  ${name}\n`);
+    }
+  };
+  process.stdout.write(`${file}: ${(total / 1e6).toFixed(1)} s sampled\n`);
+  print('Self time by package', packages);
+  print('Self time by function', functions);
+}
+
+main(process.argv[2] ?? '', Number(process.argv[3] ?? 30));
