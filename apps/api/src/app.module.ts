@@ -2,17 +2,38 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule } from 'nestjs-pino';
-import { ApplicationModule, QueriesModule } from '@chronicle/application';
+import { ThrottlerModule } from '@nestjs/throttler';
+import {
+  ApplicationModule,
+  AuditModule,
+  ProjectionsAdminModule,
+  QueriesModule,
+  InProcessSagasModule,
+} from '@chronicle/application';
 import { AuthModule, SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
+import { emailHash } from '@chronicle/domain';
 import { EventStoreModule } from '@chronicle/event-store';
+import { MailModule } from '@chronicle/mail';
 import { ReadModelsModule } from '@chronicle/read-models';
+import { AccountPasswordController } from './account-password/account-password.controller';
+import { RESET_WINDOW_MS } from './account-password/reset-request-throttler.guard';
 import { AccountTokensController } from './account-tokens/account-tokens.controller';
+import { ProjectionsControlService } from './admin/projections-control.service';
+import { ProjectionsController } from './admin/projections.controller';
+import { AuditController } from './audit/audit.controller';
 import { CustomersController } from './customers/customers.controller';
 import { HealthController } from './health/health.controller';
 import { loggerParams } from './http/logging';
+import { clientAddress } from './http/client-address';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { UsersController } from './users/users.controller';
+
+/** Requests for one address count together, whatever its case or spacing. */
+function resetEmailKey(body: unknown): string {
+  const email = (body as { email?: unknown } | undefined)?.email;
+  return typeof email === 'string' ? emailHash(email) : 'none';
+}
 
 @Module({})
 export class AppModule {
@@ -23,15 +44,44 @@ export class AppModule {
         ChronicleConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerParams(config)),
         SecurityModule,
+        { module: MailModule, global: true },
         EventStoreModule.forRoot(),
         ReadModelsModule.forRoot(),
         ApplicationModule,
         QueriesModule,
+        AuditModule,
+        ProjectionsAdminModule,
         AuthModule,
         TerminusModule,
+        ThrottlerModule.forRoot({
+          throttlers: [
+            {
+              name: 'reset-per-email',
+              ttl: RESET_WINDOW_MS,
+              limit: config.resetRequestsPerEmail,
+              getTracker: (request: Record<string, any>) => resetEmailKey(request.body),
+            },
+            {
+              name: 'reset-per-client',
+              ttl: RESET_WINDOW_MS,
+              limit: config.resetRequestsPerClient,
+              getTracker: (request: Record<string, any>) => clientAddress(request),
+            },
+          ],
+        }),
+        // Sagas run in one process per deployment: here on the embedded default, else in the projector.
+        ...(config.mongodbUri === null ? [InProcessSagasModule] : []),
       ],
-      controllers: [CustomersController, UsersController, AccountTokensController, HealthController],
-      providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
+      controllers: [
+        CustomersController,
+        UsersController,
+        AccountTokensController,
+        AccountPasswordController,
+        HealthController,
+        AuditController,
+        ProjectionsController,
+      ],
+      providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }, ProjectionsControlService],
     };
   }
 }

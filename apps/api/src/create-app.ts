@@ -36,6 +36,14 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
     done();
   });
 
+  // Graceful shutdown: requests in flight finish, then their kept-alive connections are closed
+  // as soon as they fall idle, instead of holding the exit for the 72 s keep-alive timeout.
+  fastify.addHook('preClose', (done: () => void) => {
+    const closeIdle = setInterval(() => fastify.server.closeIdleConnections(), 50).unref();
+    fastify.server.once('close', () => clearInterval(closeIdle));
+    done();
+  });
+
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bufferLogs: true,
   });

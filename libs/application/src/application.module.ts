@@ -1,6 +1,11 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AccountDirectory } from './accounts/account-directory';
+import { ChangePasswordHandler } from './accounts/change-password/change-password.handler';
+import { CompletePasswordChangeHandler } from './accounts/complete-password-change/complete-password-change.handler';
+import { CompletePasswordResetHandler } from './accounts/complete-password-reset/complete-password-reset.handler';
+import { RequestPasswordResetHandler } from './accounts/request-password-reset/request-password-reset.handler';
+import { SendPasswordResetEmailHandler } from './accounts/send-password-reset-email/send-password-reset-email.handler';
 import { IssueAccessTokenHandler } from './accounts/issue-access-token/issue-access-token.handler';
 import { OpenAccountHandler } from './accounts/open-account/open-account.handler';
 import { RevokeAccessTokenHandler } from './accounts/revoke-access-token/revoke-access-token.handler';
@@ -13,7 +18,7 @@ import { EventSourcedRepository } from './shared/event-sourced-repository';
 import { PatchUserHandler } from './users/patch-user/patch-user.handler';
 
 /**
- * Commands and their handlers. Needs from its host the EventStore, PasswordHasher and
+ * Commands and their handlers. Needs from its host the EventStore, Mailer, PasswordHasher and
  * AccessTokenCodec ports (the adapters are chosen by the app).
  */
 @Module({
@@ -26,6 +31,11 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     OpenAccountHandler,
     IssueAccessTokenHandler,
     RevokeAccessTokenHandler,
+    RequestPasswordResetHandler,
+    CompletePasswordResetHandler,
+    ChangePasswordHandler,
+    SendPasswordResetEmailHandler,
+    CompletePasswordChangeHandler,
     RegisterCustomerHandler,
     SeedCustomersHandler,
     PatchUserHandler,

@@ -61,6 +61,9 @@ export function toNewEvent(event: DomainEvent, context: CommandContext, now: Dat
 /** Loads a stream into an aggregate's state, decides, and appends with optimistic concurrency. */
 @Injectable()
 export class EventSourcedRepository {
+  /** Per stream, the end of the commands queued on it in this process. */
+  private readonly turns = new Map<string, Promise<void>>();
+
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
@@ -76,13 +79,35 @@ export class EventSourcedRepository {
   /**
    * Runs `command(state, now)` through decide and appends the events at the loaded revision.
    * A conflict reloads and decides again, a bounded number of times; under If-Match it is a 412.
+   * Commands on one stream take turns within this process: concurrent ones would only conflict and
+   * exhaust their retries against a remote store; the retries are left for other processes' writes.
    */
-  async handle<S, C, E extends DomainEvent>(
+  handle<S, C, E extends DomainEvent>(
     decider: Decider<S, C, E>,
     stream: string,
     command: (state: S, now: Date) => NoInfer<C>,
     context: CommandContext,
     options: HandleOptions = {},
+  ): Promise<Handled<S, E>> {
+    const previous = this.turns.get(stream) ?? Promise.resolve();
+    const result = previous.then(() => this.decideAndAppend(decider, stream, command, context, options));
+    const turn = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.turns.set(stream, turn);
+    void turn.then(() => {
+      if (this.turns.get(stream) === turn) this.turns.delete(stream);
+    });
+    return result;
+  }
+
+  private async decideAndAppend<S, C, E extends DomainEvent>(
+    decider: Decider<S, C, E>,
+    stream: string,
+    command: (state: S, now: Date) => NoInfer<C>,
+    context: CommandContext,
+    options: HandleOptions,
   ): Promise<Handled<S, E>> {
     const maxAttempts = options.ifMatch === undefined ? (options.maxAttempts ?? 5) : 1;
     for (let attempt = 1; ; attempt++) {

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { NotFoundError, userDecider, UserState } from '@chronicle/domain';
+import { EsdbEventStore } from '@chronicle/event-store';
+import { EsdbDouble, startEsdbDouble } from '../../../../test/doubles/esdb/esdb-double';
+import { ConcurrencyConflictError } from './application-errors';
+import { SystemClock } from './clock';
+import { EventSourcedRepository } from './event-sourced-repository';
+
+// A remote store (EventStoreDB, here its gRPC double): reads and appends of concurrent commands
+// interleave, unlike the embedded store's synchronous ones.
+describe('EventSourcedRepository on a remote event store', () => {
+  let double: EsdbDouble;
+  let store: EsdbEventStore;
+  let repository: EventSourcedRepository;
+  const context = { actor: 'system', correlationId: 'repository-spec' };
+
+  beforeAll(async () => {
+    double = await startEsdbDouble();
+    store = EsdbEventStore.connect(double.connectionString);
+    repository = new EventSourcedRepository(store, new SystemClock());
+  });
+
+  afterAll(async () => {
+    await store.close();
+    await double.stop();
+  });
+
+  const register = async () => {
+    const userId = randomUUID();
+    await repository.handle(
+      userDecider,
+      `user-${userId}`,
+      (_state, now) => ({
+        type: 'RegisterUser' as const,
+        userId,
+        accountId: null,
+        name: 'Ada',
+        age: 30,
+        now: now.toISOString(),
+      }),
+      context,
+    );
+    return userId;
+  };
+  const patchAge = (userId: string, age: number, maxAttempts = 1) =>
+    repository.handle(
+      userDecider,
+      `user-${userId}`,
+      (_state: UserState, now) => ({ type: 'PatchUser' as const, patch: { age }, now: now.toISOString() }),
+      context,
+      { maxAttempts },
+    );
+
+  it('runs concurrent commands on one stream in turn, so none conflicts', async () => {
+    const userId = await register();
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => patchAge(userId, 40 + i)));
+    expect(results.map((result) => result.revision)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect((await store.readStream(`user-${userId}`)).map((event) => event.data.changes)).toEqual([
+      undefined,
+      ...Array.from({ length: 10 }, (_, i) => ({ age: 40 + i })),
+    ]);
+  });
+
+  it('lets the next command run when one before it fails', async () => {
+    const userId = await register();
+    const missing = randomUUID();
+    const [failed, applied] = await Promise.allSettled([patchAge(missing, 50), patchAge(userId, 51)]);
+    expect(failed).toMatchObject({ status: 'rejected', reason: expect.any(NotFoundError) });
+    expect(applied).toMatchObject({ status: 'fulfilled', value: { revision: 1 } });
+    const [second, third] = await Promise.allSettled([patchAge(missing, 52), patchAge(missing, 53)]);
+    expect([second.status, third.status]).toEqual(['rejected', 'rejected']);
+  });
+
+  it('still retries a conflict with a writer outside this process, and gives up after maxAttempts', async () => {
+    const userId = await register();
+    const stream = `user-${userId}`;
+    // Another process appends between this one's read and its append, every time.
+    const append = store.append.bind(store);
+    let interfere = 2;
+    const spy = jest.spyOn(store, 'append').mockImplementation(async (name, events, expected) => {
+      if (name === stream && interfere-- > 0) {
+        const [current] = (await store.readStream(stream)).slice(-1);
+        const theirs = { ...events[0], id: randomUUID(), data: { ...events[0].data, changes: { age: 99 } } };
+        await append(name, [theirs], current.revision);
+      }
+      return append(name, events, expected);
+    });
+    try {
+      expect((await patchAge(userId, 60, 3)).revision).toBe(3);
+      interfere = 5;
+      await expect(patchAge(userId, 61, 2)).rejects.toBeInstanceOf(ConcurrencyConflictError);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
