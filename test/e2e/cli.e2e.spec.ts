@@ -1,36 +1,5 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { backendEnv, basic, E2E_BACKEND, newDataDir, startTestApp } from './support/test-app';
-
-const ROOT = join(__dirname, '..', '..');
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI as its own process, from source, on the given data directory (and its stores, on the doubles). */
-async function cli(dataDir: string, ...args: string[]): Promise<CliResult> {
-  const stores = await backendEnv(dataDir);
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['-r', '@swc-node/register', join(ROOT, 'apps/cli/src/main.ts'), ...args],
-      {
-        cwd: ROOT,
-        env: { ...process.env, DATA_DIR: dataDir, ...stores, SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') },
-      },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-const json = (text: string) =>
-  text
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+import { jsonLines as json, runCliProcess as cli } from './support/cli-process';
+import { basic, E2E_BACKEND, newDataDir, startTestApp } from './support/test-app';
 
 describe('chronicle CLI', () => {
   const dataDir = newDataDir();
