@@ -10,6 +10,7 @@ import {
   StreamNotFoundError,
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
+import { validateAppend } from '../append-validation';
 import {
   type AppendResult,
   EventStore,
@@ -28,7 +29,6 @@ import {
   positionOf,
   toEsdbEvent,
   toEsdbExpectedRevision,
-  validateAppend,
 } from './esdb-events';
 import { EsdbSubscription, type ResubscribeOptions } from './esdb-subscription';
 
