@@ -12,6 +12,7 @@ import {
   ReadStore,
   UserDocument,
 } from '../read-store.port';
+import { validateChanges, validateListQuery, validatePosition } from '../read-store-validation';
 import { CustomerColumns } from './customer-columns';
 
 interface StoredUser {
@@ -19,7 +20,6 @@ interface StoredUser {
   position: Position;
 }
 
-const MAX_POSITION = 2n ** 64n - 1n;
 /** Documents documents() yields between two turns of the event loop. */
 const YIELD_EVERY = 10_000;
 
@@ -37,8 +37,8 @@ export class MemoryReadStore extends ReadStore {
     return settle(() => {
       this.assertOpen();
       // Everything is checked before anything is applied, so a bad batch changes nothing.
-      changes.forEach(checkChange);
-      checkPosition(checkpoint.position, 'checkpoint position');
+      validateChanges(changes);
+      validatePosition(checkpoint.position, 'checkpoint position');
       for (const change of changes) {
         if (change.collection === 'customers') this.customers.apply(change.id, change.position, change.set);
         else this.applyUser(change.id, change.position, change.set);
@@ -58,7 +58,7 @@ export class MemoryReadStore extends ReadStore {
   listCustomers(query: CustomerListQuery): Promise<CustomerPage> {
     return settle(() => {
       this.assertOpen();
-      checkListQuery(query);
+      validateListQuery(query);
       const from = query.gt === undefined ? 0 : this.customers.upperBound(query.gt);
       const to = query.lt === undefined ? this.customers.size : this.customers.lowerBound(query.lt);
       const total = Math.max(0, to - from);
@@ -172,64 +172,4 @@ function userView(id: string, doc: Partial<UserDocument>): UserDocument {
 
 function copyPosition(position: Position): Position {
   return { commit: position.commit, prepare: position.prepare };
-}
-
-function checkPosition(position: Position, what: string): void {
-  for (const part of [position.commit, position.prepare]) {
-    if (typeof part !== 'bigint' || part < 0n || part > MAX_POSITION) {
-      throw new RangeError(`${what} must be two unsigned 64-bit integers`);
-    }
-  }
-}
-
-const CUSTOMER_FIELDS = new Map([
-  ['id', 'number'],
-  ['name', 'string'],
-  ['email', 'string'],
-  ['createdon', 'string'],
-]);
-const USER_FIELDS = new Map([
-  ['id', 'string'],
-  ['name', 'string'],
-  ['age', 'number'],
-  ['createdon', 'string'],
-  ['modifiedon', 'string'],
-]);
-
-function checkChange(change: DocumentChange): void {
-  checkPosition(change.position, 'change position');
-  const set: Record<string, unknown> = change.set;
-  if (change.collection === 'customers') {
-    if (!Number.isSafeInteger(change.id)) throw new RangeError(`Customer id ${change.id} is not an integer`);
-    checkFieldTypes(set, CUSTOMER_FIELDS);
-  } else if (change.collection === 'users') {
-    if (typeof change.id !== 'string') throw new TypeError('User id must be a string');
-    checkFieldTypes(set, USER_FIELDS);
-  } else {
-    throw new TypeError(`Unknown collection ${String((change as { collection: unknown }).collection)}`);
-  }
-  if (set.id !== undefined && set.id !== change.id) {
-    throw new RangeError(`A change to document ${String(change.id)} cannot set id ${JSON.stringify(set.id)}`);
-  }
-}
-
-/** Rejects fields the other adapters would store but this one would drop, and wrong types. */
-function checkFieldTypes(set: Record<string, unknown>, types: Map<string, string>): void {
-  // for...in rather than Object.entries: this runs for every change of a replay.
-  for (const field in set) {
-    const type = types.get(field);
-    if (type === undefined) throw new RangeError(`Unknown field ${field}`);
-    const value = set[field];
-    if (value !== undefined && typeof value !== type) throw new TypeError(`Field ${field} must be a ${type}`);
-  }
-}
-
-function checkListQuery(query: CustomerListQuery): void {
-  if (!Number.isSafeInteger(query.offset) || query.offset < 0) {
-    throw new RangeError('offset must be a non-negative integer');
-  }
-  if (!Number.isSafeInteger(query.limit) || query.limit < 0) {
-    throw new RangeError('limit must be a non-negative integer');
-  }
-  if (Number.isNaN(query.gt) || Number.isNaN(query.lt)) throw new RangeError('gt and lt must be numbers');
 }

@@ -23,7 +23,7 @@ import {
   ReadStore,
   UserDocument,
 } from '../read-store.port';
-import { validateChanges, validateListQuery, validatePosition } from './read-store-validation';
+import { validateChanges, validateListQuery, validatePosition } from '../read-store-validation';
 
 export interface MongoReadStoreOptions {
   /** Database to use; defaults to the one named in the URI's path, else `chronicle`. */

@@ -1,9 +1,9 @@
 import { Position } from '@chronicle/event-store';
 
-import { CustomerListQuery, DocumentChange } from '../read-store.port';
+import { CustomerListQuery, DocumentChange } from './read-store.port';
 
-// The same checks as the memory adapter's, so both adapters refuse the same input (the contract
-// suite holds them to it) and a bad batch is refused before anything is written.
+// What every ReadStore adapter refuses, so all of them refuse the same input (the contract suite
+// holds them to it) and a bad batch is refused before anything is written.
 
 const MAX_POSITION = 2n ** 64n - 1n;
 
