@@ -72,7 +72,21 @@ export async function discardBackend(dataDir: string): Promise<void> {
   }
 }
 
+const leftRunning = new Set<() => Promise<void>>();
+
+/**
+ * Registers what stops a process or app a test started, run at the end of the test file before the
+ * doubles stop, in case the test failed before stopping it; the returned function unregisters it.
+ */
+export function stopAtFileEnd(stop: () => Promise<void>): () => void {
+  leftRunning.add(stop);
+  return () => leftRunning.delete(stop);
+}
+
 afterAll(async () => {
+  const stops = [...leftRunning];
+  leftRunning.clear();
+  await Promise.allSettled(stops.map((stop) => stop()));
   const open = [...stores.values()];
   stores.clear();
   await Promise.all(open.map(async (entry) => (await entry).esdb.stop()));

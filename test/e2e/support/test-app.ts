@@ -10,7 +10,7 @@ import { ChronicleConfig, parseConfig } from '@chronicle/config';
 import { comparePositions, EventStore, formatPosition, Position } from '@chronicle/event-store';
 import { ProjectionRunner, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
 import { createApp } from '../../../apps/api/src/create-app';
-import { backendEnv, discardBackend, E2E_BACKEND } from './backend';
+import { backendEnv, discardBackend, E2E_BACKEND, stopAtFileEnd } from './backend';
 import { ProjectorProcess, startProjector } from './projector-process';
 
 export { backendEnv, E2E_BACKEND } from './backend';
@@ -89,13 +89,20 @@ export async function startTestApp(
       throw new Error(`The read models did not catch up within ${SETTLE_TIMEOUT_MS} ms`);
     }
   };
-  const stop = async () => {
-    try {
-      await app.close();
-    } finally {
-      await projector?.stop();
-    }
+  let stopped: Promise<void> | null = null;
+  const stop = () => {
+    stopped ??= (async () => {
+      unregister();
+      try {
+        await app.close();
+      } finally {
+        await projector?.stop();
+      }
+    })();
+    return stopped;
   };
+  // A test that fails before stopping its app must not keep the file's process (or a projector) alive.
+  const unregister = stopAtFileEnd(stop);
 
   return {
     url: `http://127.0.0.1:${port}`,
