@@ -1,15 +1,9 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import {
-  accountDecider,
-  accountStreamName,
-  checkPassword,
-  NotFoundError,
-  PasswordChanged,
-  ValidationError,
-} from '@chronicle/domain';
+import { accountDecider, accountStreamName, NotFoundError, PasswordChanged } from '@chronicle/domain';
 import { WrongPasswordError } from '../../shared/application-errors';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { PasswordHasher } from '../../shared/security.ports';
+import { hashNewPassword } from '../new-password';
 import { PasswordChangeResult } from '../complete-password-reset/complete-password-reset.command';
 import { ChangePasswordCommand } from './change-password.command';
 
@@ -30,9 +24,7 @@ export class ChangePasswordHandler implements ICommandHandler<ChangePasswordComm
     const { state, revision } = await this.repository.load(accountDecider, stream);
     if (!state.exists || revision === null) throw new NotFoundError('Account');
     if (!(await this.hasher.verify(state.passwordHash, oldPassword))) throw new WrongPasswordError();
-    const policy = checkPassword('new', newPassword, state.email);
-    if (policy) throw new ValidationError([policy]);
-    const passwordHash = await this.hasher.hash(newPassword);
+    const passwordHash = await hashNewPassword(this.hasher, newPassword, state.email);
     // At the revision whose hash `old` was checked against: a concurrent change makes this one fail.
     const result = await this.repository.handle(
       accountDecider,

@@ -1,15 +1,9 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import {
-  accountDecider,
-  accountStreamName,
-  checkPassword,
-  InvalidResetTokenError,
-  PasswordReset,
-  ValidationError,
-} from '@chronicle/domain';
+import { accountDecider, accountStreamName, InvalidResetTokenError, PasswordReset } from '@chronicle/domain';
 import { Clock } from '../../shared/clock';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { PasswordHasher } from '../../shared/security.ports';
+import { hashNewPassword } from '../new-password';
 import { parseResetToken } from '../reset-token';
 import { CompletePasswordResetCommand, PasswordChangeResult } from './complete-password-reset.command';
 
@@ -41,9 +35,7 @@ export class CompletePasswordResetHandler implements ICommandHandler<
       state,
     );
     if (!state.exists) throw new InvalidResetTokenError();
-    const policy = checkPassword('new', newPassword, state.email);
-    if (policy) throw new ValidationError([policy]);
-    const passwordHash = await this.hasher.hash(newPassword);
+    const passwordHash = await hashNewPassword(this.hasher, newPassword, state.email);
     // decide() checks the token again against the stream as it is when appending (constant time).
     const result = await this.repository.handle(
       accountDecider,

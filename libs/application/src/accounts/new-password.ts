@@ -1,0 +1,13 @@
+import { checkPassword, ValidationError } from '@chronicle/domain';
+import { PasswordHasher } from '../shared/security.ports';
+
+/** The hash of a new password (`new` in the request) that meets the policy, else the policy's error. */
+export async function hashNewPassword(
+  hasher: PasswordHasher,
+  password: string,
+  email: string,
+): Promise<string> {
+  const policy = checkPassword('new', password, email);
+  if (policy) throw new ValidationError([policy]);
+  return hasher.hash(password);
+}
