@@ -6,6 +6,7 @@
  */
 import Fastify from 'fastify';
 import { SqliteEventStore } from '@chronicle/event-store';
+import { CUSTOMER_PAGE_SCHEMA } from '../../apps/api/src/customers/customer.dto';
 
 interface Customer {
   id: number;
@@ -13,17 +14,6 @@ interface Customer {
   email: string;
   createdon: string;
 }
-
-const customerSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    name: { type: 'string' },
-    email: { type: 'string' },
-    createdon: { type: 'string' },
-  },
-  required: ['id', 'name', 'email', 'createdon'],
-} as const;
 
 async function loadCustomers(dataDir: string): Promise<Customer[]> {
   const store = SqliteEventStore.open(dataDir);
@@ -51,7 +41,8 @@ async function main(): Promise<void> {
           type: 'object',
           properties: { page: { type: 'integer', minimum: 1 }, maxpagesize: { type: 'integer', minimum: 1 } },
         },
-        response: { 200: { type: 'array', items: customerSchema } },
+        // The API's own schema, so both sides serialise the same way.
+        response: { 200: CUSTOMER_PAGE_SCHEMA },
       },
     },
     (request, reply) => {
