@@ -6,7 +6,6 @@
  */
 import Fastify from 'fastify';
 import { SqliteEventStore } from '@chronicle/event-store';
-import { CUSTOMER_PAGE_SCHEMA } from '../../apps/api/src/customers/customer.dto';
 
 interface Customer {
   id: number;
@@ -41,8 +40,21 @@ async function main(): Promise<void> {
           type: 'object',
           properties: { page: { type: 'integer', minimum: 1 }, maxpagesize: { type: 'integer', minimum: 1 } },
         },
-        // The API's own schema, so both sides serialise the same way.
-        response: { 200: CUSTOMER_PAGE_SCHEMA },
+        // A compiled stringifier, Fastify's fastest way to send these objects.
+        response: {
+          200: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                id: { type: 'integer' },
+                name: { type: 'string' },
+                email: { type: 'string' },
+                createdon: { type: 'string' },
+              },
+            },
+          },
+        },
       },
     },
     (request, reply) => {

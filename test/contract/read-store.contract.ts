@@ -351,6 +351,34 @@ export function describeReadStoreContract(
       });
     });
 
+    describe('listCustomersJson', () => {
+      it('sends byte for byte the JSON of listCustomers, with its count and total', async () => {
+        await seedCustomers([1, 2, 3, 5, 8]);
+        await store.applyBatch(
+          [
+            customer(9, 30, { ...fullCustomer(9), name: 'Zoë "Q" \\ \u0001 😀' }),
+            customer(11, 31, { name: 'Part' }),
+          ],
+          checkpoint(31),
+        );
+
+        for (const query of [
+          all,
+          { gt: 2, lt: 9, offset: 1, limit: 2 },
+          { offset: 5, limit: 10 },
+          { gt: 9, lt: 2, ...all },
+        ]) {
+          const page = await store.listCustomers(query);
+          const json = await store.listCustomersJson(query);
+          expect(json.json.toString('utf8')).toBe(JSON.stringify(page.items));
+          expect({ count: json.count, total: json.total }).toEqual({
+            count: page.items.length,
+            total: page.total,
+          });
+        }
+      });
+    });
+
     it('answers ping', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule } from 'nestjs-pino';
+import type { Logger } from 'pino';
 import { ThrottlerModule } from '@nestjs/throttler';
 import {
   ApplicationModule,
@@ -23,8 +24,9 @@ import { ProjectionsControlService } from './admin/projections-control.service';
 import { ProjectionsController } from './admin/projections.controller';
 import { AuditController } from './audit/audit.controller';
 import { CustomersController } from './customers/customers.controller';
+import { ListCustomersHotPath } from './customers/list-customers.hot-path';
 import { HealthController } from './health/health.controller';
-import { loggerParams } from './http/logging';
+import { loggerModuleParams } from './http/logging';
 import { clientAddress } from './http/client-address';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { UsersController } from './users/users.controller';
@@ -37,12 +39,12 @@ function resetEmailKey(body: unknown): string {
 
 @Module({})
 export class AppModule {
-  static forRoot(config: ChronicleConfig): DynamicModule {
+  static forRoot(config: ChronicleConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ChronicleConfigModule.forRoot(config),
-        LoggerModule.forRoot(loggerParams(config)),
+        LoggerModule.forRoot(loggerModuleParams(logger)),
         SecurityModule,
         { module: MailModule, global: true },
         EventStoreModule.forRoot(),
@@ -81,7 +83,11 @@ export class AppModule {
         AuditController,
         ProjectionsController,
       ],
-      providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }, ProjectionsControlService],
+      providers: [
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        ProjectionsControlService,
+        ListCustomersHotPath,
+      ],
     };
   }
 }

@@ -5,6 +5,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { ChronicleConfig } from '@chronicle/config';
 import { AppModule } from './app.module';
+import { installHotPaths } from './http/hot-path';
+import { createLogger, logRequests } from './http/logging';
 import { requestIdFor } from './http/request-id';
 import { MERGE_PATCH_MEDIA_TYPE } from './users/user-representations';
 
@@ -18,6 +20,8 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
     routerOptions: { maxParamLength: 200 },
   });
   const fastify = adapter.getInstance();
+  const logger = createLogger(config);
+  logRequests(fastify, logger);
   // JSON.parse keeps `__proto__` as a plain member, so the patch validator refuses it by name (422).
   fastify.addContentTypeParser(MERGE_PATCH_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
     try {
@@ -44,10 +48,11 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
     done();
   });
 
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, {
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
+  installHotPaths(app, fastify);
   app.enableShutdownHooks();
   const document = SwaggerModule.createDocument(
     app,

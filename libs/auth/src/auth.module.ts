@@ -7,6 +7,7 @@ import { Argon2PasswordHasher } from './argon2-password-hasher';
 import { BasicStrategy } from './basic.strategy';
 import { BearerStrategy } from './bearer.strategy';
 import { ChronicleAuthGuard } from './chronicle-auth.guard';
+import { CredentialVerifier } from './credential-verifier';
 import { HmacAccessTokenCodec } from './hmac-access-token-codec';
 import { VerifiedCredentials } from './verified-credentials';
 
@@ -15,12 +16,13 @@ import { VerifiedCredentials } from './verified-credentials';
   imports: [PassportModule, ApplicationModule],
   providers: [
     AccountSessions,
+    CredentialVerifier,
     BearerStrategy,
     BasicStrategy,
     VerifiedCredentials,
     { provide: APP_GUARD, useClass: ChronicleAuthGuard },
   ],
-  exports: [AccountSessions],
+  exports: [AccountSessions, CredentialVerifier],
 })
 export class AuthModule {}
 

@@ -5,7 +5,7 @@ export interface PresentedCredentials {
   basic: boolean;
 }
 
-interface RequestLike {
+export interface RequestLike {
   headers: Record<string, string | string[] | undefined>;
   query?: unknown;
   raw: { rawHeaders: string[] };
@@ -26,4 +26,26 @@ export function presentedCredentials(request: RequestLike): PresentedCredentials
     bearer: queryToken || authorization.some((value) => scheme(value) === 'bearer'),
     basic: authorization.some((value) => scheme(value) === 'basic'),
   };
+}
+
+/** One credential as passport's strategies would read it. */
+export type SingleCredential =
+  { scheme: 'bearer'; token: string } | { scheme: 'basic'; email: string; password: string };
+
+/**
+ * The request's only credential, parsed exactly as passport-http-bearer and passport-http parse
+ * it; null for none, several, or anything unusual, which the guard then judges and explains.
+ */
+export function singleCredential(request: RequestLike): SingleCredential | null {
+  if (presentedCredentials(request).count !== 1) return null;
+  const queryToken = (request.query as Record<string, unknown> | undefined)?.access_token;
+  if (typeof queryToken === 'string' && queryToken !== '') return { scheme: 'bearer', token: queryToken };
+  const authorization = request.headers.authorization;
+  if (typeof authorization !== 'string') return null;
+  const parts = authorization.split(' ');
+  if (parts.length !== 2) return null;
+  if (/^Bearer$/i.test(parts[0]) && parts[1] !== '') return { scheme: 'bearer', token: parts[1] };
+  if (!/^Basic$/i.test(parts[0])) return null;
+  const [email, password] = Buffer.from(parts[1], 'base64').toString().split(':');
+  return email && password ? { scheme: 'basic', email, password } : null;
 }

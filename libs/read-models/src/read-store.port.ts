@@ -56,6 +56,15 @@ export interface CustomerPage {
   total: number;
 }
 
+/** A page of customers as the JSON array GET /customers sends, for stores that can write it directly. */
+export interface CustomerPageJson {
+  json: Buffer;
+  /** Customers on the page. */
+  count: number;
+  /** Customers matching gt/lt, ignoring offset and limit. */
+  total: number;
+}
+
 /** The read store port. Adapters: `memory/` (embedded default) and `mongo/`. */
 export abstract class ReadStore {
   /** Applies the changes in order, then records the checkpoint; idempotent per document position. */
@@ -65,6 +74,14 @@ export abstract class ReadStore {
 
   /** Customers sorted by id ascending. */
   abstract listCustomers(query: CustomerListQuery): Promise<CustomerPage>;
+
+  /** listCustomers' page as JSON; an adapter holding its documents as bytes can skip the objects. */
+  async listCustomersJson(query: CustomerListQuery): Promise<CustomerPageJson> {
+    const { items, total } = await this.listCustomers(query);
+    // Field by field, so the body holds the document's own fields in its order and nothing else.
+    const docs = items.map(({ id, name, email, createdon }) => ({ id, name, email, createdon }));
+    return { json: Buffer.from(JSON.stringify(docs), 'utf8'), count: items.length, total };
+  }
 
   abstract getUser(id: string): Promise<UserDocument | null>;
 

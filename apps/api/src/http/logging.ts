@@ -1,5 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
+import pino, { type Level, type Logger } from 'pino';
 import { ChronicleConfig } from '@chronicle/config';
 
 /** Query parameters whose values must never reach a log line. */
@@ -9,30 +10,45 @@ export function redactUrl(url: string): string {
   return url.replace(SECRET_PARAMETERS, '$1[redacted]');
 }
 
-/**
- * Structured JSON logs. Requests are logged by method, redacted URL and id only: no headers
- * (Authorization, cookies) and no bodies (passwords), so secrets cannot leak by accident.
- */
-export function loggerParams(config: ChronicleConfig): Params {
-  return {
-    pinoHttp: {
-      level: config.logLevel,
-      // Fastify's genReqId has already stored the request id on the raw request.
-      genReqId: (request: IncomingMessage) => request.id ?? 'unknown',
-      serializers: {
-        req: (request: IncomingMessage) => ({
-          id: request.id,
-          method: request.method,
-          url: redactUrl(request.url ?? ''),
-        }),
-        res: (response: ServerResponse) => ({ statusCode: response.statusCode }),
-      },
-      redact: {
-        paths: ['req.headers', 'res.headers', '*.password', '*.passwordHash', '*.token', '*.access_token'],
-        censor: '[redacted]',
-      },
-      customLogLevel: (_request, response, error) =>
-        error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'info',
+/** The process's one JSON logger: Nest's messages and the request lines both go through it. */
+export function createLogger(config: ChronicleConfig): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: {
+      paths: ['req.headers', 'res.headers', '*.password', '*.passwordHash', '*.token', '*.access_token'],
+      censor: '[redacted]',
     },
-  };
+  });
+}
+
+/**
+ * nestjs-pino as Nest's logger over `logger`, with no per-request middleware: request lines are
+ * written by logRequests, and a child logger plus async context per request would cost more
+ * than the rest of a GET /customers (see bench/README.md).
+ */
+export function loggerModuleParams(logger: Logger): Params {
+  return { pinoHttp: { logger }, useExisting: true, forRoutes: [] };
+}
+
+/**
+ * One line per request when it completes: method, redacted URL and id only, no headers
+ * (Authorization, cookies) and no bodies (passwords), so secrets cannot leak by accident.
+ * Client errors are warnings, server errors errors; below the level, a request costs one check.
+ */
+export function logRequests(fastify: FastifyInstance, logger: Logger): void {
+  fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const status = reply.statusCode;
+    const level: Level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+    if (logger.isLevelEnabled(level)) {
+      logger[level](
+        {
+          req: { id: request.id, method: request.method, url: redactUrl(request.url) },
+          res: { statusCode: status },
+          responseTime: reply.elapsedTime,
+        },
+        'request completed',
+      );
+    }
+    done();
+  });
 }

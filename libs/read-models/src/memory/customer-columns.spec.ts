@@ -118,6 +118,66 @@ describe('CustomerColumns', () => {
   });
 });
 
+describe('CustomerColumns.renderJson', () => {
+  /** What a serializer of read()'s documents would send: the bytes renderJson must equal. */
+  const expectedJson = (columns: CustomerColumns, from: number, to: number) =>
+    JSON.stringify(Array.from({ length: Math.max(0, to - from) }, (_, i) => columns.read(from + i)));
+
+  it('renders exactly the JSON of the documents, escapes and all', () => {
+    const next = random(11);
+    const awkward = [
+      '"quoted"',
+      'back\\slash',
+      'tab\there',
+      'nul\u0000',
+      'é ü 日本',
+      '😀',
+      'lone \ud800',
+      '\u2028',
+      '',
+    ];
+    const columns = new CustomerColumns();
+    for (let at = 1; at <= 3_000; at++) {
+      const id = Math.floor(next() * 2 ** 40);
+      const pick = () => awkward[Math.floor(next() * awkward.length)] + String(at);
+      columns.apply(id, position(at), {
+        name: pick(),
+        email: pick(),
+        createdon: new Date(Date.UTC(1000, 0, 1) + next() * 2.5e14).toISOString(),
+      });
+    }
+
+    expect(columns.renderJson(0, columns.size).toString('utf8')).toBe(expectedJson(columns, 0, columns.size));
+    expect(columns.renderJson(17, 117).toString('utf8')).toBe(expectedJson(columns, 17, 117));
+    expect(JSON.parse(columns.renderJson(5, 6).toString('utf8'))).toEqual([columns.read(5)]);
+  });
+
+  it('renders absent fields, irregular timestamps, odd ids and empty ranges as the documents are', () => {
+    const columns = new CustomerColumns();
+    columns.apply(-7, position(1), { name: 'negative' });
+    columns.apply(0, position(2), { email: 'zero@example.com', createdon: 'not "a" date' });
+    columns.apply(2 ** 53 - 1, position(3), { name: '', createdon: '2026-11-22T09:15:00Z' });
+    columns.apply(12, position(4), {});
+    columns.apply(1.5, position(5), { name: 'fraction', createdon: '9999-12-31T23:59:59.999Z' });
+
+    expect(columns.renderJson(0, columns.size).toString('utf8')).toBe(expectedJson(columns, 0, columns.size));
+    expect(columns.renderJson(2, 2).toString('utf8')).toBe('[]');
+  });
+
+  it('writes every millisecond timestamp as toISOString() does', () => {
+    const next = random(3);
+    const columns = new CustomerColumns();
+    const stamps = [Date.UTC(1000, 0, 1), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(2000, 1, 29, 12)];
+    for (let i = 0; i < 5_000; i++) stamps.push(Math.floor(Date.UTC(1000, 0, 1) + next() * 2.6e14));
+    stamps.forEach((ms, id) =>
+      columns.apply(id, position(id + 1), { createdon: new Date(ms).toISOString() }),
+    );
+
+    const rendered = JSON.parse(columns.renderJson(0, columns.size).toString('utf8')) as CustomerDocument[];
+    expect(rendered.map((doc) => doc.createdon)).toEqual(stamps.map((ms) => new Date(ms).toISOString()));
+  });
+});
+
 describe('canonicalTimestamp', () => {
   it('agrees with Date for timestamps in the form toISOString() writes', () => {
     const next = random(7);

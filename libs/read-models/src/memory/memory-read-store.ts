@@ -8,6 +8,7 @@ import {
   Collections,
   compareDocumentIds,
   CustomerPage,
+  CustomerPageJson,
   DocumentChange,
   ReadStore,
   UserDocument,
@@ -57,16 +58,17 @@ export class MemoryReadStore extends ReadStore {
 
   listCustomers(query: CustomerListQuery): Promise<CustomerPage> {
     return settle(() => {
-      this.assertOpen();
-      validateListQuery(query);
-      const from = query.gt === undefined ? 0 : this.customers.upperBound(query.gt);
-      const to = query.lt === undefined ? this.customers.size : this.customers.lowerBound(query.lt);
-      const total = Math.max(0, to - from);
-      const start = from + query.offset;
-      const end = Math.min(to, start + query.limit);
+      const { start, end, total } = this.pageRows(query);
       const items: CustomerDocument[] = [];
       for (let index = start; index < end; index++) items.push(this.customers.read(index));
       return { items, total };
+    });
+  }
+
+  override listCustomersJson(query: CustomerListQuery): Promise<CustomerPageJson> {
+    return settle(() => {
+      const { start, end, total } = this.pageRows(query);
+      return { json: this.customers.renderJson(start, end), count: end - start, total };
     });
   }
 
@@ -136,6 +138,16 @@ export class MemoryReadStore extends ReadStore {
     this.users.clear();
     this.checkpoints.clear();
     return Promise.resolve();
+  }
+
+  /** The rows of a page: binary searches for the range, so the cost does not grow with the data. */
+  private pageRows(query: CustomerListQuery): { start: number; end: number; total: number } {
+    this.assertOpen();
+    validateListQuery(query);
+    const from = query.gt === undefined ? 0 : this.customers.upperBound(query.gt);
+    const to = query.lt === undefined ? this.customers.size : this.customers.lowerBound(query.lt);
+    const start = Math.min(to, from + query.offset);
+    return { start, end: Math.max(start, Math.min(to, start + query.limit)), total: Math.max(0, to - from) };
   }
 
   private applyUser(id: string, position: Position, set: Partial<UserDocument>): void {

@@ -1,7 +1,7 @@
 import { Query } from '@nestjs/cqrs';
-import { CustomerPage } from '@chronicle/read-models';
+import { CustomerPageJson } from '@chronicle/read-models';
 
-export class ListCustomersQuery extends Query<CustomerPage> {
+export class ListCustomersQuery extends Query<CustomerPageJson> {
   constructor(
     /** 1-based. */
     readonly page: number,

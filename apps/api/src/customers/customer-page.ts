@@ -1,0 +1,31 @@
+import { QueryBus } from '@nestjs/cqrs';
+import type { FastifyReply } from 'fastify';
+import { ListCustomersQuery } from '@chronicle/application';
+import { DEFAULT_PAGE_SIZE, ListCustomersQueryDto, MAX_PAGE_SIZE } from './list-customers.dto';
+
+/** Sets the paging headers of GET /customers and returns its JSON body. */
+export async function customerPage(
+  queries: QueryBus,
+  query: ListCustomersQueryDto,
+  reply: FastifyReply,
+): Promise<Buffer> {
+  const page = query.page ?? 1;
+  const pageSize = Math.min(query.maxpagesize ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+  const result = await queries.execute(new ListCustomersQuery(page, pageSize, query.gt, query.lt));
+  const links: string[] = [];
+  if ((page - 1) * pageSize + result.count < result.total) links.push(pageLink(query, page + 1, 'next'));
+  if (page > 1) links.push(pageLink(query, page - 1, 'prev'));
+  if (links.length > 0) void reply.header('link', links.join(', '));
+  void reply.header('x-total-count', String(result.total)).type('application/json; charset=utf-8');
+  return result.json;
+}
+
+/** The same query with another page (RFC 8288), keeping the client's other parameters. */
+function pageLink(query: ListCustomersQueryDto, page: number, rel: 'next' | 'prev'): string {
+  // Every parameter is an integer by now: nothing to percent-encode.
+  let target = '/customers?';
+  if (query.gt !== undefined) target += `gt=${query.gt}&`;
+  if (query.lt !== undefined) target += `lt=${query.lt}&`;
+  if (query.maxpagesize !== undefined) target += `maxpagesize=${query.maxpagesize}&`;
+  return `<${target}page=${page}>; rel="${rel}"`;
+}
