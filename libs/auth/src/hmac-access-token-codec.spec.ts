@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ChronicleConfig } from '@chronicle/config';
-import { HmacAccessTokenCodec } from './hmac-access-token-codec';
+import { HmacAccessTokenCodec, VERIFIED_TOKENS_MAX_ENTRIES } from './hmac-access-token-codec';
 
 describe('HmacAccessTokenCodec', () => {
   const codec = (secret = randomBytes(32)) =>
@@ -38,4 +38,30 @@ describe('HmacAccessTokenCodec', () => {
       expect(codec().verify(token)).toBeNull();
     },
   );
+
+  it('remembers verified tokens without letting a caller change the claims', () => {
+    const subject = codec();
+    const token = subject.sign(claims);
+    const first = subject.verify(token);
+    if (first === null) throw new Error('expected claims');
+    first.accountId = 'admin';
+    const mac = jest.spyOn(subject as unknown as { mac: (body: string) => Buffer }, 'mac');
+
+    expect(subject.verify(token)).toEqual(claims);
+    expect(mac).not.toHaveBeenCalled();
+  });
+
+  it('keeps at most VERIFIED_TOKENS_MAX_ENTRIES tokens, and no token that failed', () => {
+    const subject = codec();
+    const tokens = Array.from({ length: VERIFIED_TOKENS_MAX_ENTRIES + 1 }, (_, i) =>
+      subject.sign({ ...claims, tokenId: `t-${i}` }),
+    );
+    for (const token of tokens) subject.verify(token);
+    subject.verify(`${tokens[0]}x`);
+    const memo = (subject as unknown as { verified: Map<string, unknown> }).verified;
+
+    expect(memo.size).toBe(VERIFIED_TOKENS_MAX_ENTRIES);
+    expect(memo.has(tokens[0])).toBe(false);
+    expect(memo.has(tokens[VERIFIED_TOKENS_MAX_ENTRIES])).toBe(true);
+  });
 });

@@ -4,6 +4,8 @@ import { AccessTokenClaims, AccessTokenCodec } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 
 const PREFIX = 'ct1.';
+/** Bounds the memo of verified tokens: the oldest entry goes first. */
+export const VERIFIED_TOKENS_MAX_ENTRIES = 10_000;
 
 /**
  * Tokens are `ct1.<claims>.<HMAC-SHA256>`: checked without any store, so no token is kept at rest;
@@ -11,6 +13,12 @@ const PREFIX = 'ct1.';
  */
 @Injectable()
 export class HmacAccessTokenCodec extends AccessTokenCodec {
+  /**
+   * Tokens already verified, with their claims: a client sends its token on every request, and
+   * the HMAC is most of what checking it costs. In memory only; only tokens that verified get in.
+   */
+  private readonly verified = new Map<string, AccessTokenClaims>();
+
   constructor(private readonly config: ChronicleConfig) {
     super();
   }
@@ -23,6 +31,20 @@ export class HmacAccessTokenCodec extends AccessTokenCodec {
   }
 
   verify(token: string): AccessTokenClaims | null {
+    const known = this.verified.get(token);
+    if (known !== undefined) return { ...known };
+    const claims = this.check(token);
+    if (claims !== null) {
+      if (this.verified.size >= VERIFIED_TOKENS_MAX_ENTRIES) {
+        const oldest = this.verified.keys().next();
+        if (!oldest.done) this.verified.delete(oldest.value);
+      }
+      this.verified.set(token, claims);
+    }
+    return claims === null ? null : { ...claims };
+  }
+
+  private check(token: string): AccessTokenClaims | null {
     if (!token.startsWith(PREFIX) || token.length > 512) return null;
     const [body, signature, extra] = token.slice(PREFIX.length).split('.');
     if (!body || !signature || extra !== undefined) return null;
