@@ -87,7 +87,7 @@ export async function startServer(
   return running(child, `http://127.0.0.1:${port}`, '/health/ready', started);
 }
 
-/** BENCH_CPU_PROF=<dir>: every API server writes a V8 CPU profile there when it stops. */
+/** BENCH_CPU_PROF=<dir>: every server the bench starts writes a V8 CPU profile there when it stops. */
 function profilerArgs(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
   return dir ? ['--cpu-prof', '--cpu-prof-dir', resolve(dir)] : [];
@@ -105,7 +105,7 @@ export async function startTsProcess(
     fork(file, [], {
       cwd: ROOT,
       env: { ...env, PORT: String(port), SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') },
-      execArgv: ['-r', '@swc-node/register'],
+      execArgv: [...profilerArgs(), '-r', '@swc-node/register'],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     }),
   );

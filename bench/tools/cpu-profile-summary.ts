@@ -1,6 +1,6 @@
 /**
  * Summarises V8 CPU profiles (`node --cpu-prof`, or BENCH_CPU_PROF=<dir> for the bench's servers):
- * self time by function and by package, heaviest first.
+ * self time by function and by package, and total time (with callees) by function, heaviest first.
  * Usage: node -r @swc-node/register bench/tools/cpu-profile-summary.ts <file.cpuprofile> [top]
  */
 import { readFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 
 interface Profile {
@@ -35,15 +36,27 @@ function main(file: string, top: number): void {
     selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
   });
   const total = [...selfTime.values()].reduce((sum, time) => sum + time, 0);
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  const nameOf = (frame: ProfileNode['callFrame']): string => {
+    const where = frame.url.replace(/^.*\/(node_modules|dist)\//, '$1/');
+    return `${frame.functionName || '(anonymous)'} ${where}:${frame.lineNumber + 1}`;
+  };
   const functions = new Map<string, number>();
   const packages = new Map<string, number>();
+  const inclusive = new Map<string, number>();
   for (const [id, time] of selfTime) {
     const frame = byId.get(id)?.callFrame;
     if (!frame) continue;
-    const where = frame.url.replace(/^.*\/(node_modules|dist)\//, '$1/');
-    const name = `${frame.functionName || '(anonymous)'} ${where}:${frame.lineNumber + 1}`;
-    functions.set(name, (functions.get(name) ?? 0) + time);
+    functions.set(nameOf(frame), (functions.get(nameOf(frame)) ?? 0) + time);
     packages.set(owner(frame.url), (packages.get(owner(frame.url)) ?? 0) + time);
+    // Total time: each function on the sampled stack, once per sample however deep it recurses.
+    const onStack = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
+      const caller = byId.get(at)?.callFrame;
+      if (caller) onStack.add(nameOf(caller));
+    }
+    for (const name of onStack) inclusive.set(name, (inclusive.get(name) ?? 0) + time);
   }
   const print = (title: string, entries: Map<string, number>): void => {
     process.stdout.write(`\n${title}\n`);
@@ -54,6 +67,7 @@ function main(file: string, top: number): void {
   process.stdout.write(`${file}: ${(total / 1e6).toFixed(1)} s sampled\n`);
   print('Self time by package', packages);
   print('Self time by function', functions);
+  print('Total time (self and callees) by function', inclusive);
 }
 
 main(process.argv[2] ?? '', Number(process.argv[3] ?? 30));

@@ -93,4 +93,47 @@ describe('EventSourcedRepository on a remote event store', () => {
       spy.mockRestore();
     }
   });
+
+  it('keeps folded states: a load reads only the events after the kept revision', async () => {
+    const userId = await register();
+    await patchAge(userId, 41);
+    const reads = jest.spyOn(store, 'readStream');
+    try {
+      const result = await patchAge(userId, 42);
+      expect(result.revision).toBe(2);
+      expect(result.state).toMatchObject({ exists: true, age: 42, name: 'Ada' });
+      expect(reads.mock.calls).toEqual([[`user-${userId}`, { fromRevision: 2 }]]);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it("folds in another writer's appends made after the state was kept", async () => {
+    const userId = await register();
+    await patchAge(userId, 41);
+    // Another process renames the user behind this repository's back.
+    await store.append(
+      `user-${userId}`,
+      [
+        {
+          id: randomUUID(),
+          type: 'UserPatched.v1',
+          data: { userId, changes: { name: 'Grace' }, modifiedon: new Date().toISOString() },
+          metadata: {
+            actor: 'other',
+            correlationId: 'other',
+            causationId: null,
+            occurredAt: new Date().toISOString(),
+          },
+        },
+      ],
+      1,
+    );
+
+    const result = await patchAge(userId, 43);
+    expect(result.revision).toBe(3);
+    expect(result.state).toMatchObject({ name: 'Grace', age: 43 });
+    // A patch that changes nothing still sees the other writer's name.
+    expect((await repository.load(userDecider, `user-${userId}`)).state).toMatchObject({ name: 'Grace' });
+  });
 });

@@ -12,7 +12,10 @@ import { ConcurrencyConflictError, PreconditionFailedError } from './application
 import { Clock } from './clock';
 import { CommandContext } from './command-context';
 
-/** An aggregate as pure functions, in the style of emmett's deciders. */
+/**
+ * An aggregate as pure functions, in the style of emmett's deciders. States are values: evolve
+ * returns a new state and never changes the one it was given (the repository keeps states).
+ */
 export interface Decider<S, C, E extends DomainEvent> {
   initialState: S;
   decide(command: C, state: S): E[];
@@ -58,11 +61,26 @@ export function toNewEvent(event: DomainEvent, context: CommandContext, now: Dat
   };
 }
 
-/** Loads a stream into an aggregate's state, decides, and appends with optimistic concurrency. */
+/** Streams whose folded state the repository keeps; the least recently used goes first. */
+export const FOLDED_STREAMS = 10_000;
+
+interface Folded {
+  decider: Decider<unknown, never, never>;
+  state: unknown;
+  revision: number;
+}
+
+/**
+ * Loads a stream into an aggregate's state, decides, and appends with optimistic concurrency.
+ * Folded states of recent streams are kept, so a load reads only the events after the kept
+ * revision: the store stays the truth (another process's appends are read like any other), and
+ * a long stream costs no more to change than a short one.
+ */
 @Injectable()
 export class EventSourcedRepository {
   /** Per stream, the end of the commands queued on it in this process. */
   private readonly turns = new Map<string, Promise<void>>();
+  private readonly folded = new Map<string, Folded>();
 
   constructor(
     private readonly store: EventStore,
@@ -70,10 +88,14 @@ export class EventSourcedRepository {
   ) {}
 
   async load<S, C, E extends DomainEvent>(decider: Decider<S, C, E>, stream: string): Promise<Loaded<S>> {
-    const events = await this.store.readStream(stream);
-    let state = decider.initialState;
+    const cached = this.folded.get(stream);
+    const known = cached?.decider === (decider as object) ? cached : undefined;
+    const events = await this.store.readStream(stream, known ? { fromRevision: known.revision + 1 } : {});
+    let state = known ? (known.state as S) : decider.initialState;
     for (const event of events) state = decider.evolve(state, toDomainEvent<E>(event));
-    return { state, revision: events.length === 0 ? null : events[events.length - 1].revision };
+    const revision = events.length === 0 ? (known?.revision ?? null) : events[events.length - 1].revision;
+    if (revision !== null) this.keep(stream, decider, state, revision);
+    return { state, revision };
   }
 
   /**
@@ -126,6 +148,7 @@ export class EventSourcedRepository {
           loaded.revision ?? 'no_stream',
         );
         const state = events.reduce((current, event) => decider.evolve(current, event), loaded.state);
+        this.keep(stream, decider, state, result.nextExpectedRevision);
         return { state, revision: result.nextExpectedRevision, events, position: result.position };
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError)) throw error;
@@ -135,5 +158,22 @@ export class EventSourcedRepository {
         if (attempt >= maxAttempts) throw new ConcurrencyConflictError(stream);
       }
     }
+  }
+
+  private keep<S, C, E extends DomainEvent>(
+    stream: string,
+    decider: Decider<S, C, E>,
+    state: S,
+    revision: number,
+  ): void {
+    const kept = this.folded.get(stream);
+    // Never step back: a slower load may finish after a newer append was kept.
+    if (kept !== undefined && kept.decider === (decider as object) && kept.revision > revision) return;
+    this.folded.delete(stream);
+    if (this.folded.size >= FOLDED_STREAMS) {
+      const oldest = this.folded.keys().next();
+      if (!oldest.done) this.folded.delete(oldest.value);
+    }
+    this.folded.set(stream, { decider: decider as unknown as Folded['decider'], state, revision });
   }
 }
