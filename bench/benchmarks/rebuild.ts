@@ -39,6 +39,7 @@ export const rebuild: Benchmark = {
     const ceiling: number[] = [];
     const rebuilds: number[] = [];
     let events = 0;
+    let replayed = 0;
     try {
       for (let round = 0; round < REBUILD_ROUNDS; round++) {
         const read = await readAndParse(dataSet.dir);
@@ -46,9 +47,12 @@ export const rebuild: Benchmark = {
         events = read.events;
         // On the embedded default the CLI asks the running server to rebuild its in-memory models.
         const outputs = (await runCli(dataSet.dir, ['projections', 'rebuild'])) as RebuildOutput[];
-        const result = outputs.find((output) => typeof output.eventsPerSecond === 'number');
+        const result = outputs.find((output) => typeof output.seconds === 'number');
         if (!result) throw new Error(`projections rebuild printed no figures: ${JSON.stringify(outputs)}`);
-        rebuilds.push(result.eventsPerSecond);
+        // The store's events over the rebuild's time, as for the ceiling: the rebuild reads only
+        // the event types its projections use, so it replays fewer than the store holds.
+        rebuilds.push(read.events / result.seconds);
+        replayed = result.events;
       }
     } finally {
       await server.stop();
@@ -60,7 +64,7 @@ export const rebuild: Benchmark = {
       title: this.title,
       figures: [
         figure({
-          name: 'rebuild events/s',
+          name: 'rebuild, store events/s',
           unit: 'events/s',
           value: rebuildRate,
           ceiling: { name: 'read every event and parse its JSON', value: ceilingRate },
@@ -78,6 +82,8 @@ export const rebuild: Benchmark = {
       notes: [
         `${events.toLocaleString('en')} events; ${REBUILD_ROUNDS} rounds, ceiling and rebuild in turn, ` +
           'the rebuild run by `chronicle projections rebuild` against the running server.',
+        `The rebuild replays the ${replayed.toLocaleString('en')} events its projections use; the store skips ` +
+          'the others in SQL (here the customer number sequence). Both rates are the store’s events over each one’s time.',
         'Start-up: from spawning `node dist/apps/api/src/main.js` to the first 200 from /health/ready (one start).',
       ],
     };

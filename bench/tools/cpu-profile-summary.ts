@@ -1,7 +1,8 @@
 /**
  * Summarises V8 CPU profiles (`node --cpu-prof`, or BENCH_CPU_PROF=<dir> for the bench's servers):
  * self time by function and by package, and total time (with callees) by function, heaviest first.
- * Usage: node -r @swc-node/register bench/tools/cpu-profile-summary.ts <file.cpuprofile> [top]
+ * Usage: node -r @swc-node/register bench/tools/cpu-profile-summary.ts <file.cpuprofile> [top] [from-s to-s]
+ * (from-s and to-s: only the samples taken that many seconds into the profile, e.g. after start-up)
  */
 import { readFileSync } from 'node:fs';
 
@@ -28,12 +29,16 @@ function owner(url: string): string {
   return url === '' ? '(native/gc/idle)' : url;
 }
 
-function main(file: string, top: number): void {
+function main(file: string, top: number, fromSeconds: number, toSeconds: number): void {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfTime = new Map<number, number>();
+  let elapsed = 0;
   profile.samples.forEach((id, index) => {
-    selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
+    const delta = profile.timeDeltas[index] ?? 0;
+    elapsed += delta;
+    if (elapsed < fromSeconds * 1e6 || elapsed > toSeconds * 1e6) return;
+    selfTime.set(id, (selfTime.get(id) ?? 0) + delta);
   });
   const total = [...selfTime.values()].reduce((sum, time) => sum + time, 0);
   const parents = new Map<number, number>();
@@ -70,4 +75,9 @@ function main(file: string, top: number): void {
   print('Total time (self and callees) by function', inclusive);
 }
 
-main(process.argv[2] ?? '', Number(process.argv[3] ?? 30));
+main(
+  process.argv[2] ?? '',
+  Number(process.argv[3] ?? 30),
+  Number(process.argv[4] ?? 0),
+  Number(process.argv[5] ?? Number.POSITIVE_INFINITY),
+);

@@ -309,6 +309,23 @@ export function describeEventStoreContract(
         expect(none).toEqual([]);
       });
 
+      it('reads only the event types asked for, after a position and within a limit', async () => {
+        const stream = streamName();
+        const wanted = `Wanted${randomUUID().replace(/-/g, '')}.v1`;
+        const start = (await store.headPosition()) ?? undefined;
+        const events = [newEvent(undefined, wanted), newEvent(), newEvent(undefined, wanted), newEvent()];
+        events.push(newEvent(undefined, wanted));
+        await store.append(stream, events, 'no_stream');
+
+        const all = await collect(store.readAll({ after: start, eventTypes: [wanted] }));
+        const two = await collect(store.readAll({ after: start, eventTypes: [wanted], limit: 2 }));
+        const later = await collect(store.readAll({ after: all[0].position, eventTypes: [wanted] }));
+
+        expect(all.map((e) => e.id)).toEqual([events[0].id, events[2].id, events[4].id]);
+        expect(two.map((e) => e.id)).toEqual([events[0].id, events[2].id]);
+        expect(later.map((e) => e.id)).toEqual([events[2].id, events[4].id]);
+      });
+
       it('reads nothing after the head', async () => {
         await store.append(streamName(), [newEvent()], 'no_stream');
         const head = await store.headPosition();
@@ -353,6 +370,36 @@ export function describeEventStoreContract(
           expect(delivered.map((e) => e.revision)).toEqual([3, 4, 5]);
           expect(delivered[0]).toMatchObject({ ...live[0], stream });
           expectIncreasing([checkpoint.position, ...delivered.map((e) => e.position)]);
+        } finally {
+          await subscription.close();
+        }
+      });
+
+      it('delivers only the event types asked for, in history and live, then caught-up', async () => {
+        const stream = streamName();
+        const wanted = `Wanted${randomUUID().replace(/-/g, '')}.v1`;
+        const other = `Other${randomUUID().replace(/-/g, '')}.v1`;
+        const start = (await store.headPosition()) ?? undefined;
+        const history = [newEvent(undefined, other), newEvent(undefined, wanted), newEvent(undefined, other)];
+        await store.append(stream, history, 'no_stream');
+        const subscription = store.subscribeToAll({ after: start, eventTypes: [wanted, 'Absent.v1'] });
+        const iterator = subscription[Symbol.asyncIterator]();
+        const streams = new Set([stream]);
+
+        try {
+          const untilLive = await pullUntil(iterator, streams, (m) => m.kind === 'caught-up');
+          expect(describeMessages(untilLive)).toEqual([`ev:${history[1].id}`, 'caught-up']);
+
+          const live = [newEvent(undefined, other), newEvent(undefined, wanted)];
+          const arriving = pullUntil(
+            iterator,
+            streams,
+            (m) => m.kind === 'event' && m.event.id === live[1].id,
+          );
+          await store.append(stream, live, 2);
+          const delivered = await arriving;
+          expect(describeMessages(delivered)).toEqual([`ev:${live[1].id}`]);
+          expect(delivered[0]).toMatchObject({ kind: 'event', event: { type: wanted, revision: 4, stream } });
         } finally {
           await subscription.close();
         }

@@ -213,6 +213,33 @@ describe('SqliteEventStore', () => {
       }
     });
 
+    it('feeds a filtered subscription window by window and batch by batch, never skipping a row', async () => {
+      const store = open({ readBatchSize: 2, filterWindow: 5 });
+      const typed = (type: string) => newEvent(undefined, type);
+      const events = [typed('Wanted.v1'), ...Array.from({ length: 23 }, () => typed('Other.v1'))];
+      events.push(
+        typed('Wanted.v1'),
+        typed('Wanted.v1'),
+        typed('Wanted.v1'),
+        typed('Other.v1'),
+        typed('Wanted.v1'),
+      );
+      await store.append('filtered-1', events, 'no_stream');
+      const subscription = store.subscribeToAll({ eventTypes: ['Wanted.v1'] });
+      const iterator = subscription[Symbol.asyncIterator]();
+
+      try {
+        const history = await pullUntil(iterator, new Set(['filtered-1']), (m) => m.kind === 'caught-up');
+        expect(history.map(revisionOf)).toEqual([0, 24, 25, 26, 28, 'caught-up']);
+        const live = [typed('Other.v1'), typed('Wanted.v1')];
+        const arriving = pullUntil(iterator, new Set(['filtered-1']), () => true, 1000);
+        await store.append('filtered-1', live, 28);
+        expect((await arriving).map(revisionOf)).toEqual([30]);
+      } finally {
+        await subscription.close();
+      }
+    });
+
     it('wakes live subscriptions on its own appends without waiting for the poll', async () => {
       const store = open({ pollIntervalMs: 60_000 });
       const subscription = store.subscribeToAll();

@@ -1,6 +1,6 @@
 import type { ParsedMail } from 'mailparser';
 import { passwordSaga } from '@chronicle/application';
-import { comparePositions, EventStore } from '@chronicle/event-store';
+import { comparePositions, EventStore, Position } from '@chronicle/event-store';
 import { ReadStore } from '@chronicle/read-models';
 import { startSmtpCatcher } from '../support/smtp-catcher';
 import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
@@ -19,9 +19,12 @@ const to = (mail: ParsedMail): string =>
     .map((v) => v.address)[0] ?? '';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Resolves once the app's password saga has handled every event stored so far. */
+/** Resolves once the app's password saga has handled every event stored so far that it is fed. */
 async function sagaSettled(subject: TestApp): Promise<void> {
-  const head = await subject.app.get(EventStore).headPosition();
+  let head: Position | null = null;
+  for await (const event of subject.app.get(EventStore).readAll({ eventTypes: passwordSaga.eventTypes })) {
+    head = event.position;
+  }
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
     const checkpoint = await subject.app.get(ReadStore).getCheckpoint(passwordSaga.name);

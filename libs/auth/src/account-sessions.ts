@@ -4,6 +4,7 @@ import {
   AccessTokenRevoked,
   AccessTokensRevoked,
   Account,
+  AccountEvent,
   AccountOpened,
   PasswordChanged,
   PasswordReset,
@@ -21,6 +22,15 @@ interface Session {
 }
 
 const RETRY_DELAY_MS = 500;
+
+/** The events apply() reads: the subscription skips every other. */
+const SESSION_EVENT_TYPES = [
+  'AccountOpened.v1',
+  'AccessTokenRevoked.v1',
+  'PasswordReset.v1',
+  'PasswordChanged.v1',
+  'AccessTokensRevoked.v1',
+] as const satisfies readonly AccountEvent['type'][];
 
 /**
  * What a signed access token needs checked on every request (roles, revocations), kept in memory
@@ -82,7 +92,10 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
   private async follow(caughtUp: () => void): Promise<void> {
     while (!this.stopped) {
       try {
-        this.subscription = this.store.subscribeToAll({ after: this.lastPosition });
+        this.subscription = this.store.subscribeToAll({
+          after: this.lastPosition,
+          eventTypes: SESSION_EVENT_TYPES,
+        });
         for await (const message of this.subscription) {
           if (message.kind === 'caught-up') caughtUp();
           else this.apply(message.event);

@@ -64,11 +64,23 @@ export interface EventSubscription extends AsyncIterable<SubscriptionMessage> {
   close(): Promise<void>;
 }
 
+export interface SubscribeOptions {
+  /** Exclusive: the first event delivered is the one after this position. Absent: from the start. */
+  after?: Position;
+  /**
+   * Only events of these types, as stored. The store skips the others itself (SQL, or
+   * EventStoreDB's server-side filter), so a consumer of a few types does not read the whole log.
+   */
+  eventTypes?: readonly string[];
+}
+
 export interface ReadAllOptions {
   /** Exclusive: the first event read is the one after this position. Absent: from the start. */
   after?: Position;
   /** At most this many events. */
   limit?: number;
+  /** Only events of these types, as stored; the embedded store skips the others in SQL. */
+  eventTypes?: readonly string[];
 }
 
 /**
@@ -86,7 +98,7 @@ export abstract class EventStore {
   abstract readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
 
   /** History after `after` (exclusive), then `caught-up`, then live events, until closed. */
-  abstract subscribeToAll(options?: { after?: Position }): EventSubscription;
+  abstract subscribeToAll(options?: SubscribeOptions): EventSubscription;
 
   /** Position of the newest event, null for an empty store. */
   abstract headPosition(): Promise<Position | null>;

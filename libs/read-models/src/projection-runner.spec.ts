@@ -419,6 +419,7 @@ describe('ProjectionRunner', () => {
     let failures = 2;
     const flaky: Projection = {
       name: 'flaky',
+      eventTypes: ['CustomerRegistered.v1'],
       project: (event) => {
         if (failures > 0) {
           failures--;

@@ -6,12 +6,15 @@ import { SendPasswordResetEmailCommand } from '../accounts/send-password-reset-e
 /** What a saga is: a name (its checkpoint) and the command, if any, that an event calls for. */
 export interface Saga {
   readonly name: string;
+  /** Every event type commandFor answers with a command: the only ones the saga is fed. */
+  readonly eventTypes: readonly string[];
   commandFor(event: RecordedEvent): ICommand | null;
 }
 
 /** Reset e-mails after a request; invalidation, revocation and the notice after a password change. */
 export const passwordSaga: Saga = {
   name: 'saga:password',
+  eventTypes: ['PasswordResetRequested.v1', 'PasswordReset.v1', 'PasswordChanged.v1'],
   commandFor(event: RecordedEvent): ICommand | null {
     switch (event.type) {
       case 'PasswordResetRequested.v1':

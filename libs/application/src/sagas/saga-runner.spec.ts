@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandBus, ICommand } from '@nestjs/cqrs';
-import { RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
+import { EVENT_SCHEMAS } from '@chronicle/domain';
+import { position, RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
 import { MemoryReadStore } from '@chronicle/read-models';
-import { Saga } from './password.saga';
+import { passwordSaga, Saga } from './password.saga';
 import { SagaRunner } from './saga-runner';
 
 class Handle implements ICommand {
@@ -14,6 +15,7 @@ class Handle implements ICommand {
 
 const saga: Saga = {
   name: 'saga:test',
+  eventTypes: ['Wanted.v1'],
   commandFor: (event) => (event.type === 'Wanted.v1' ? new Handle(event) : null),
 };
 
@@ -107,21 +109,21 @@ describe('SagaRunner', () => {
     expect(handled).toEqual([a.id, b.id]);
   });
 
-  it('moves its checkpoint past live events that need no work', async () => {
+  it('is fed only the event types it handles, and checkpoints the last one handled', async () => {
+    const seen = jest.spyOn(saga, 'commandFor');
     const subject = runner();
     subject.start();
-    await store.append('s-1', [event('Wanted.v1')], 'no_stream');
+    await store.append('s-1', [event('Other.v1'), event('Wanted.v1')], 'no_stream');
     await until(() => handled.length === 1);
+    const [, wanted] = await store.readStream('s-1');
     await store.append('s-2', [event('Other.v1'), event('Other.v1')], 'no_stream');
-    const head = await store.headPosition();
-    const deadline = Date.now() + 5_000;
-    let checkpoint = await checkpoints.getCheckpoint(saga.name);
-    while (checkpoint?.commit !== head?.commit && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      checkpoint = await checkpoints.getCheckpoint(saga.name);
-    }
+    await until(() => seen.mock.calls.length === 1);
     await subject.stop();
-    expect(checkpoint).toEqual(head);
+    const types = seen.mock.calls.map(([given]) => given.type);
+    seen.mockRestore();
+
+    expect(types).toEqual(['Wanted.v1']);
+    expect(await checkpoints.getCheckpoint(saga.name)).toEqual(wanted.position);
   });
 
   it('stops promptly even while a command keeps failing', async () => {
@@ -133,5 +135,13 @@ describe('SagaRunner', () => {
     await subject.stop();
     expect(handled).toEqual([]);
     expect(await checkpoints.getCheckpoint(saga.name)).toBeNull();
+  });
+
+  it('declares exactly the event types the password saga has work for', () => {
+    const commandTypes = Object.keys(EVENT_SCHEMAS).filter(
+      (type) =>
+        passwordSaga.commandFor({ ...event(type), stream: 's', revision: 0, position: position(1) }) !== null,
+    );
+    expect([...passwordSaga.eventTypes].sort()).toEqual(commandTypes.sort());
   });
 });

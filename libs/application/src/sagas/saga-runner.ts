@@ -67,7 +67,7 @@ export class SagaRunner {
     while (!this.stopped) {
       try {
         const after = this.lastSeen ?? (await this.checkpoints.getCheckpoint(this.saga.name)) ?? undefined;
-        this.subscription = this.store.subscribeToAll({ after });
+        this.subscription = this.store.subscribeToAll({ after, eventTypes: this.saga.eventTypes });
         let unsaved = 0;
         for await (const message of this.subscription) {
           if (message.kind === 'caught-up') {

@@ -10,6 +10,7 @@ import {
   type NewEvent,
   type ReadAllOptions,
   type RecordedEvent,
+  type SubscribeOptions,
   WrongExpectedRevisionError,
 } from '../event-store.port';
 import { validateAppend } from '../append-validation';
@@ -24,6 +25,8 @@ export interface SqliteEventStoreOptions {
   busyTimeoutMs?: number;
   /** Rows per query when reading all events or feeding subscriptions. Default 1,000. */
   readBatchSize?: number;
+  /** Positions a filtered subscription scans per query. Default 50,000 (tens of milliseconds at most). */
+  filterWindow?: number;
 }
 
 export interface SqliteEventStoreStats {
@@ -108,11 +111,13 @@ export class SqliteEventStore extends EventStore implements EventLog {
   private readonly selectAfter: Database.Statement<[number, number], EventRow>;
   private readonly selectHead: Database.Statement<[], number | null>;
   private readonly selectOne: Database.Statement<[], number>;
+  private readonly typeFilters = new Map<number, Database.Statement<unknown[], EventRow>>();
   private readonly appendInSavepoint: Database.Transaction<(request: PendingAppend) => Applied>;
   private readonly commitGroup: Database.Transaction<(group: PendingAppend[], outcomes: Outcome[]) => void>;
 
   private readonly pollIntervalMs: number;
   private readonly readBatchSize: number;
+  private readonly filterWindow: number;
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
   private closed = false;
@@ -128,6 +133,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
     super();
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.readBatchSize = options.readBatchSize ?? 1000;
+    this.filterWindow = options.filterWindow ?? 50_000;
     this.insertEvent = db.prepare(
       'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -229,23 +235,34 @@ export class SqliteEventStore extends EventStore implements EventLog {
     }
     let cursor = options.after ? toSequence(options.after) : 0;
     let remaining = limit ?? Number.POSITIVE_INFINITY;
+    const types = options.eventTypes === undefined ? null : [...new Set(options.eventTypes)];
     // One query per batch, not one open cursor: no snapshot is held while the caller is slow.
-    for (;;) {
+    while (remaining > 0) {
       const size = Math.min(this.readBatchSize, remaining);
-      const rows = this.readAfter(cursor, size);
+      let rows: EventRow[];
+      let more: boolean;
+      if (types === null) {
+        rows = this.readAfter(cursor, size);
+        more = rows.length === size;
+        if (rows.length > 0) cursor = rows[rows.length - 1][0];
+      } else {
+        const read = this.readTypesAfter(cursor, size, types);
+        ({ rows, more } = read);
+        cursor = read.scanned;
+      }
       for (const row of rows) yield toRecordedEvent(row);
       remaining -= rows.length;
-      if (rows.length < size || remaining === 0) return;
-      cursor = rows[rows.length - 1][0];
+      if (!more) return;
       // A consumer that never awaits I/O would otherwise starve timers, sockets and group commits.
       await nextTurn();
     }
   }
 
-  override subscribeToAll(options: { after?: Position } = {}): EventSubscription {
+  override subscribeToAll(options: SubscribeOptions = {}): EventSubscription {
     this.assertOpen();
     const cursor = options.after ? toSequence(options.after) : 0;
-    const subscription = new SqliteSubscription(this, cursor, this.readBatchSize);
+    const eventTypes = options.eventTypes === undefined ? null : [...new Set(options.eventTypes)];
+    const subscription = new SqliteSubscription(this, cursor, this.readBatchSize, eventTypes);
     this.subscriptions.add(subscription);
     this.poller ??= setInterval(() => this.poll(), this.pollIntervalMs).unref();
     return subscription;
@@ -280,6 +297,26 @@ export class SqliteEventStore extends EventStore implements EventLog {
   readAfter(after: number, limit: number): EventRow[] {
     this.assertOpen();
     return this.selectAfter.all(after, limit);
+  }
+
+  /**
+   * @internal EventLog, for filtered subscriptions: rows of `types` after `after`, looking at
+   * no more than `filterWindow` positions per call, so a rare type never holds the event loop
+   * for a scan of the whole log. `scanned` is where the next call goes on from.
+   */
+  readTypesAfter(
+    after: number,
+    limit: number,
+    types: readonly string[],
+  ): { rows: EventRow[]; scanned: number; more: boolean } {
+    this.assertOpen();
+    // The head first: a row committed after it lies beyond it, so nothing below is skipped.
+    const head = this.selectHead.get() ?? 0;
+    const upTo = Math.min(head, after + this.filterWindow);
+    if (upTo <= after || types.length === 0) return { rows: [], scanned: Math.max(after, upTo), more: false };
+    const rows = this.selectTypesAfter(types.length).all(after, upTo, ...types, limit);
+    const scanned = rows.length === limit ? rows[rows.length - 1][0] : upTo;
+    return { rows, scanned, more: scanned < head };
   }
 
   /** @internal EventLog, for subscriptions. */
@@ -391,6 +428,20 @@ export class SqliteEventStore extends EventStore implements EventLog {
       return;
     }
     if (head !== null) this.wakeWaiters(head);
+  }
+
+  /** The filtered read for `count` types: one prepared statement per count, made on first use. */
+  private selectTypesAfter(count: number): Database.Statement<unknown[], EventRow> {
+    let statement = this.typeFilters.get(count);
+    if (statement === undefined) {
+      statement = this.db.prepare<unknown[], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ?` +
+          ` AND type IN (${Array(count).fill('?').join(', ')}) ORDER BY position LIMIT ?`,
+      );
+      statement.raw();
+      this.typeFilters.set(count, statement);
+    }
+    return statement;
   }
 
   private stopPoller(): void {

@@ -6,6 +6,12 @@ import { type EventRow, toRecordedEvent } from './event-row';
 export interface EventLog {
   /** Up to `limit` rows with a position greater than `after`, in order. */
   readAfter(after: number, limit: number): EventRow[];
+  /** The same for rows of `types` only, over a bounded stretch of positions (see `scanned`). */
+  readTypesAfter(
+    after: number,
+    limit: number,
+    types: readonly string[],
+  ): { rows: EventRow[]; scanned: number; more: boolean };
   /** Resolves when an event after `after` may exist, or when `subscription` is closed. */
   waitForEventsAfter(subscription: SqliteSubscription, after: number): Promise<void>;
   /** Called once when the subscription closes. */
@@ -29,9 +35,11 @@ export class SqliteSubscription implements EventSubscription, AsyncIterator<Subs
 
   constructor(
     private readonly log: EventLog,
-    /** Position of the last row read from the log; starts at the checkpoint. */
+    /** Position up to which the log has been read; starts at the checkpoint. */
     private cursor: number,
     private readonly batchSize: number,
+    /** Only rows of these types; null for every row. */
+    private readonly eventTypes: readonly string[] | null = null,
   ) {}
 
   get isClosed(): boolean {
@@ -53,14 +61,13 @@ export class SqliteSubscription implements EventSubscription, AsyncIterator<Subs
         await nextTurn();
         if (this.closed) return DONE;
       }
-      const rows = this.log.readAfter(this.cursor, this.batchSize);
-      this.backlog = rows.length === this.batchSize;
+      const rows = this.read();
       if (rows.length > 0) {
         this.batch = rows;
         this.index = 0;
-        this.cursor = rows[rows.length - 1][0];
         continue;
       }
+      if (this.backlog) continue;
       this.batch = [];
       this.index = 0;
       if (!this.caughtUp) {
@@ -69,6 +76,20 @@ export class SqliteSubscription implements EventSubscription, AsyncIterator<Subs
       }
       await this.log.waitForEventsAfter(this, this.cursor);
     }
+  }
+
+  /** The next rows after the cursor, moving it on; sets `backlog` when more history is waiting. */
+  private read(): EventRow[] {
+    if (this.eventTypes === null) {
+      const rows = this.log.readAfter(this.cursor, this.batchSize);
+      this.backlog = rows.length === this.batchSize;
+      if (rows.length > 0) this.cursor = rows[rows.length - 1][0];
+      return rows;
+    }
+    const { rows, scanned, more } = this.log.readTypesAfter(this.cursor, this.batchSize, this.eventTypes);
+    this.backlog = more;
+    this.cursor = scanned;
+    return rows;
   }
 
   /** Called by `for await` on `break` or a throw in the loop body. */

@@ -19,6 +19,7 @@ import {
   type NewEvent,
   type ReadAllOptions,
   type RecordedEvent,
+  type SubscribeOptions,
   WrongExpectedRevisionError,
 } from '../event-store.port';
 import { comparePositions, type Position } from '../position';
@@ -134,6 +135,8 @@ export class EsdbEventStore extends EventStore {
     this.assertOpen();
     let after = options.after;
     let remaining = limit ?? Number.POSITIVE_INFINITY;
+    // The client's $all read takes no filter: other types are skipped here.
+    const types = options.eventTypes === undefined ? null : new Set(options.eventTypes);
     // Page by page, each read drained at once: no server stream stays open while the caller is slow.
     while (remaining > 0) {
       const page = await this.readAllPage(after ?? START, FORWARDS, this.pageSize);
@@ -143,7 +146,7 @@ export class EsdbEventStore extends EventStore {
         if (after && comparePositions(position, after) <= 0) continue;
         after = position;
         const event = resolved.event!;
-        if (isSystemEvent(event.streamId, event.type)) continue;
+        if (isSystemEvent(event.streamId, event.type) || (types !== null && !types.has(event.type))) continue;
         yield fromResolvedEvent(resolved);
         if (--remaining === 0) return;
       }
@@ -151,10 +154,14 @@ export class EsdbEventStore extends EventStore {
     }
   }
 
-  override subscribeToAll(options: { after?: Position } = {}): EventSubscription {
+  override subscribeToAll(options: SubscribeOptions = {}): EventSubscription {
     this.assertOpen();
-    const subscription = new EsdbSubscription(this.client, options.after, this.resubscribe, (closed) =>
-      this.subscriptions.delete(closed),
+    const subscription = new EsdbSubscription(
+      this.client,
+      options.after,
+      this.resubscribe,
+      (closed) => this.subscriptions.delete(closed),
+      options.eventTypes === undefined ? null : [...new Set(options.eventTypes)],
     );
     this.subscriptions.add(subscription);
     return subscription;

@@ -2,6 +2,7 @@ import {
   type AllStreamResolvedEvent,
   type AllStreamSubscription,
   type EventStoreDBClient,
+  eventTypeFilter,
   excludeSystemEvents,
   START,
 } from '@eventstore/db-client';
@@ -59,6 +60,8 @@ export class EsdbSubscription implements EventSubscription {
     after: Position | undefined,
     private readonly options: ResubscribeOptions,
     private readonly onClosed: (subscription: EsdbSubscription) => void,
+    /** Only events of these types, filtered by the server; null for every non-system event. */
+    private readonly eventTypes: readonly string[] | null = null,
   ) {
     this.last = after;
     this.running = this.run();
@@ -136,7 +139,10 @@ export class EsdbSubscription implements EventSubscription {
     return new Promise<Error>((resolve) => {
       const subscription = this.client.subscribeToAll({
         fromPosition: this.last ?? START,
-        filter: excludeSystemEvents(),
+        filter:
+          this.eventTypes === null
+            ? excludeSystemEvents()
+            : eventTypeFilter({ regex: exactly(this.eventTypes) }),
       });
       this.current = subscription;
       let received = 0;
@@ -206,4 +212,9 @@ export class EsdbSubscription implements EventSubscription {
     this.queue.push({ kind: 'caught-up' });
     this.wake();
   }
+}
+
+/** A regular expression matching exactly these names (system types start with `$`: never ours). */
+function exactly(names: readonly string[]): string {
+  return `^(?:${names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`;
 }

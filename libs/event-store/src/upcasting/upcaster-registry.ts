@@ -34,6 +34,22 @@ export class UpcasterRegistry {
     return this.byType.size === 0;
   }
 
+  /** The stored types that read as one of `types`: each of them still current, and their older versions. */
+  storedTypesOf(types: readonly string[]): string[] {
+    const wanted = new Set(types);
+    const stored = new Set(types.filter((type) => wanted.has(this.newestOf(type))));
+    for (const from of this.byType.keys()) if (wanted.has(this.newestOf(from))) stored.add(from);
+    return [...stored];
+  }
+
+  private newestOf(type: string): string {
+    let newest = type;
+    for (let upcaster = this.byType.get(newest); upcaster !== undefined; upcaster = this.byType.get(newest)) {
+      newest = upcaster.to;
+    }
+    return newest;
+  }
+
   /** The event as its newest version; the same object when no upcaster applies. */
   upcast(event: RecordedEvent): RecordedEvent {
     let upcaster = this.byType.get(event.type);

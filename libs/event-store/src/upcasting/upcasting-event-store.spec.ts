@@ -50,6 +50,15 @@ describe('UpcasterRegistry', () => {
     expect(new UpcasterRegistry([v1ToV2]).upcast(stored)).toBe(stored);
   });
 
+  it('names the stored types that read as the wanted ones', () => {
+    const registry = new UpcasterRegistry([v2ToV3, v1ToV2]);
+    expect(registry.storedTypesOf(['Thing.v3', 'Other.v1']).sort()).toEqual(
+      ['Other.v1', 'Thing.v1', 'Thing.v2', 'Thing.v3'].sort(),
+    );
+    // Thing.v2 is always read as Thing.v3: nothing is ever delivered as Thing.v2.
+    expect(registry.storedTypesOf(['Thing.v2'])).toEqual([]);
+  });
+
   it('refuses two upcasters for one type, a type mapped to itself, and a loop', () => {
     expect(() => new UpcasterRegistry([v1ToV2, { ...v1ToV2, to: 'Thing.v9' }])).toThrow(/Two upcasters/);
     expect(() => new UpcasterRegistry([{ ...v1ToV2, to: 'Thing.v1' }])).toThrow(/itself/);
@@ -108,6 +117,20 @@ describe('UpcastingEventStore', () => {
     expect(
       seen.map((m) => (m.kind === 'event' ? { type: m.event.type, data: m.event.data } : m.kind)),
     ).toEqual([...expected, 'caught-up', { type: 'Thing.v2', data: { name: 'live', size: 'small' } }]);
+    await subscription.close();
+  });
+
+  it('feeds a filtered subscription the older stored versions of a wanted type, upcast', async () => {
+    await inner.append('other-1', [event('Other.v1', {})], 'no_stream');
+    const subscription = store.subscribeToAll({ eventTypes: ['Thing.v2'] });
+    const seen: SubscriptionMessage[] = [];
+    for await (const message of subscription) {
+      seen.push(message);
+      if (message.kind === 'caught-up') break;
+    }
+    expect(
+      seen.map((m) => (m.kind === 'event' ? { type: m.event.type, data: m.event.data } : m.kind)),
+    ).toEqual([...expected, 'caught-up']);
     await subscription.close();
   });
 

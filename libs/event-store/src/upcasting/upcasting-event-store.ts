@@ -6,6 +6,7 @@ import {
   NewEvent,
   ReadAllOptions,
   RecordedEvent,
+  SubscribeOptions,
   SubscriptionMessage,
 } from '../event-store.port';
 import { Position } from '../position';
@@ -33,12 +34,24 @@ export class UpcastingEventStore extends EventStore {
     return (await this.inner.readStream(stream, options)).map((event) => this.registry.upcast(event));
   }
 
-  override async *readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
-    for await (const event of this.inner.readAll(options)) yield this.registry.upcast(event);
+  override async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
+    const { eventTypes } = options;
+    const read = this.inner.readAll(
+      eventTypes === undefined
+        ? options
+        : { ...options, eventTypes: this.registry.storedTypesOf(eventTypes) },
+    );
+    for await (const event of read) yield this.registry.upcast(event);
   }
 
-  override subscribeToAll(options?: { after?: Position }): EventSubscription {
-    const subscription = this.inner.subscribeToAll(options);
+  override subscribeToAll(options: SubscribeOptions = {}): EventSubscription {
+    const { eventTypes } = options;
+    // Older stored versions of a wanted type are wanted too: they are read as the newest.
+    const subscription = this.inner.subscribeToAll(
+      eventTypes === undefined
+        ? options
+        : { ...options, eventTypes: this.registry.storedTypesOf(eventTypes) },
+    );
     const registry = this.registry;
     return {
       close: () => subscription.close(),

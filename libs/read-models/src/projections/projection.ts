@@ -7,5 +7,7 @@ import { DocumentChange } from '../read-store.port';
  */
 export interface Projection {
   readonly name: string;
+  /** Every event type project() makes changes of: a replay reads only these. */
+  readonly eventTypes: readonly string[];
   project(event: RecordedEvent): DocumentChange[];
 }

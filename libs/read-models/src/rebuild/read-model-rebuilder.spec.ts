@@ -8,6 +8,7 @@ import { ProjectionRunner } from '../projection-runner';
 import { ALL_PROJECTIONS } from '../projections/all-projections';
 import { Projection } from '../projections/projection';
 import { ReadModelRebuilder } from './read-model-rebuilder';
+import { replayInto } from './replay';
 import { MemoryRebuildTarget } from './rebuild-target';
 
 const CHECKPOINT = 'read-models';
@@ -84,10 +85,34 @@ describe('ReadModelRebuilder on memory read models', () => {
     expect(await names()).not.toContain('stray');
   });
 
+  it('reads only the events its projections use, and still checkpoints at the head', async () => {
+    const reads = jest.spyOn(events, 'readAll');
+    await events.append(
+      'sequence-other',
+      [{ id: randomUUID(), type: 'Unrelated.v1', data: {}, metadata }],
+      'no_stream',
+    );
+    const head = await events.headPosition();
+    const target = new MemoryReadStore();
+    try {
+      const replayed = await replayInto(events, target, ALL_PROJECTIONS, { checkpointName: CHECKPOINT });
+
+      expect(replayed).toEqual({ events: 3000, position: head });
+      expect(await target.getCheckpoint(CHECKPOINT)).toEqual(head);
+      expect(reads.mock.calls[0][0]?.eventTypes).toEqual(
+        expect.arrayContaining(['CustomerRegistered.v1', 'UserRegistered.v2', 'UserPatched.v1']),
+      );
+    } finally {
+      reads.mockRestore();
+      await target.close();
+    }
+  });
+
   it('leaves the live models untouched when the replay fails halfway', async () => {
     let seen = 0;
     const failing: Projection = {
       name: 'failing',
+      eventTypes: ['CustomerRegistered.v1'],
       project: () => {
         if (++seen === 1500) throw new Error('disk on fire');
         return [];

@@ -1,4 +1,4 @@
-import { EventStore, Position, RecordedEvent } from '@chronicle/event-store';
+import { comparePositions, EventStore, Position, RecordedEvent } from '@chronicle/event-store';
 import { Projection } from '../projections/projection';
 import { DocumentChange, ReadStore } from '../read-store.port';
 
@@ -23,7 +23,9 @@ export interface Replayed {
 
 /**
  * Applies the history after `after` to `target`, batch by batch, until the store has no more
- * events. Only projections are fed: sagas never see a replay, so nothing is sent twice.
+ * events. Only projections are fed: sagas never see a replay, so nothing is sent twice. Only the
+ * event types the projections use are read (the store skips the rest), and the checkpoint still
+ * ends at the head: the events skipped on the way change nothing.
  */
 export async function replayInto(
   eventStore: EventStore,
@@ -35,6 +37,9 @@ export async function replayInto(
   let position = options.after ?? null;
   let events = 0;
   let batch: RecordedEvent[] = [];
+  const eventTypes = [...new Set(projections.flatMap((projection) => projection.eventTypes))];
+  // Read first: the read below goes at least this far, so every event up to here is accounted for.
+  const head = await eventStore.headPosition();
   const apply = async () => {
     options.signal?.throwIfAborted();
     const changes: DocumentChange[] = [];
@@ -47,10 +52,17 @@ export async function replayInto(
     batch = [];
     options.onBatch?.(events, last);
   };
-  for await (const event of eventStore.readAll(position === null ? {} : { after: position })) {
+  for await (const event of eventStore.readAll(
+    position === null ? { eventTypes } : { after: position, eventTypes },
+  )) {
     batch.push(event);
     if (batch.length >= batchSize) await apply();
   }
   if (batch.length > 0) await apply();
+  if (head !== null && (position === null || comparePositions(head, position) > 0)) {
+    options.signal?.throwIfAborted();
+    await target.applyBatch([], { projection: options.checkpointName, position: head });
+    position = head;
+  }
   return { events, position };
 }
