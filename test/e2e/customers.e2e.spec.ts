@@ -1,3 +1,4 @@
+import { ReadStore } from '@chronicle/read-models';
 import { ListCustomersHotPath } from '../../apps/api/src/customers/list-customers.hot-path';
 import { basic, issueToken, startTestApp, TestAccount, TestApp } from './support/test-app';
 
@@ -123,6 +124,21 @@ describe('GET /customers', () => {
       ).toEqual([true, false, true]);
     } finally {
       served.mockRestore();
+    }
+  });
+
+  it('answers a failure on its hot path with problem details, as the full route would', async () => {
+    const failing = jest
+      .spyOn(subject.app.get(ReadStore), 'listCustomersJson')
+      .mockRejectedValueOnce(new Error('read store down'));
+    try {
+      const response = await get('?maxpagesize=5');
+      expect(response.status).toBe(500);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await response.json()).toMatchObject({ status: 500 });
+      expect(response.headers.get('x-request-id')).toBeTruthy();
+    } finally {
+      failing.mockRestore();
     }
   });
 });
