@@ -405,6 +405,35 @@ export function describeEventStoreContract(
         }
       });
 
+      it('reports how far a filtered subscription has scanned past events it skips', async () => {
+        const stream = streamName();
+        const wanted = `Wanted${randomUUID().replace(/-/g, '')}.v1`;
+        const subscription = store.subscribeToAll({
+          after: (await store.headPosition()) ?? undefined,
+          eventTypes: [wanted],
+        });
+        const iterator = subscription[Symbol.asyncIterator]();
+        try {
+          await pullUntil(iterator, new Set([stream]), (m) => m.kind === 'caught-up');
+          const before = await store.headPosition();
+          // More than one server search window (EventStoreDB: 32 events) of other types.
+          await store.append(stream, newEvents(40), 'no_stream');
+          const head = await store.headPosition();
+          let checkpoint: Position | null = null;
+          for (const deadline = Date.now() + 3000; checkpoint === null && Date.now() < deadline;) {
+            const next = await nextWithin(iterator, Math.max(deadline - Date.now(), 1));
+            if (next.done) throw new Error('the subscription ended early');
+            if (next.value.kind === 'event') expect(next.value.event.stream).not.toBe(stream);
+            if (next.value.kind === 'checkpoint') checkpoint = next.value.position;
+          }
+          expect(checkpoint).not.toBeNull();
+          expect(comparePositions(checkpoint!, before!)).toBe(1);
+          expect(comparePositions(checkpoint!, head!)).toBeLessThanOrEqual(0);
+        } finally {
+          await subscription.close();
+        }
+      });
+
       it('sees events appended through another client within a second', async () => {
         const stream = streamName();
         const other = await harness.openAnother();

@@ -98,6 +98,7 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
         });
         for await (const message of this.subscription) {
           if (message.kind === 'caught-up') caughtUp();
+          else if (message.kind === 'checkpoint') this.lastPosition = message.position;
           else this.apply(message.event);
         }
       } catch (error) {

@@ -56,6 +56,11 @@ export class WrongExpectedRevisionError extends Error {
 
 export type SubscriptionMessage =
   | { kind: 'event'; event: RecordedEvent }
+  /**
+   * Filtered subscriptions only: every event up to `position` has been delivered or skipped by
+   * the filter, so a consumer may checkpoint there and not scan the skipped events again.
+   */
+  | { kind: 'checkpoint'; position: Position }
   /** Sent once, when the subscription has delivered the history and goes live. */
   | { kind: 'caught-up' };
 

@@ -246,6 +246,31 @@ describe('ProjectionRunner', () => {
     return created;
   }
 
+  it("checkpoints at a filtered subscription's checkpoint messages, past the events it skipped", async () => {
+    await registerCustomer(events, 1);
+    const [registered] = events.events;
+    let close: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (close = resolve));
+    jest.spyOn(events, 'subscribeToAll').mockImplementation(() => {
+      async function* messages(): AsyncGenerator<SubscriptionMessage> {
+        yield { kind: 'event', event: registered };
+        yield { kind: 'checkpoint', position: position(7) };
+        yield { kind: 'caught-up' };
+        yield { kind: 'checkpoint', position: position(9) };
+        await closed;
+      }
+      const iterator = messages();
+      return { [Symbol.asyncIterator]: () => iterator, close: () => Promise.resolve(close()) };
+    });
+    const subject = runner();
+
+    await subject.start();
+
+    expect(await customerIds(readStore)).toEqual([1]);
+    expect(await subject.waitFor(position(9), 1000)).toBe(true);
+    expect(await readStore.getCheckpoint('read-models')).toEqual(position(9));
+  });
+
   it('applies the history before start() resolves, then follows live events', async () => {
     await registerCustomer(events, 2);
     await registerUser(events, 'u-1');

@@ -199,13 +199,20 @@ export class ProjectionRunner {
     const iterator = subscription[Symbol.asyncIterator]();
     const batch: RecordedEvent[] = [];
     let gathered = this.applied;
+    /** Where the batch in hand ends: its last event, or a checkpoint the filter reached after it. */
+    let covered: Position | null = null;
+    const applyBatch = async () => {
+      const upTo = covered;
+      covered = null;
+      await this.apply(batch.splice(0), upTo);
+    };
     let pending: Promise<IteratorResult<SubscriptionMessage>> | null = null;
     let idle: Promise<typeof IDLE> | null = null;
     try {
       while (this.state === 'running') {
         pending ??= iterator.next();
         let result: IteratorResult<SubscriptionMessage> | typeof IDLE;
-        if (batch.length === 0) {
+        if (covered === null) {
           result = await pending;
         } else {
           idle ??= new Promise((resolve) => setImmediate(() => resolve(IDLE)));
@@ -214,29 +221,31 @@ export class ProjectionRunner {
         if (this.state !== 'running') return;
         if (result === IDLE) {
           idle = null;
-          await this.apply(batch.splice(0));
+          await applyBatch();
           continue;
         }
         pending = null;
         if (result.done) {
-          await this.apply(batch.splice(0));
+          await applyBatch();
           return;
         }
         const message = result.value;
         if (message.kind === 'caught-up') {
           idle = null;
-          await this.apply(batch.splice(0));
+          await applyBatch();
           this.markCaughtUp();
           continue;
         }
+        const position = message.kind === 'event' ? message.event.position : message.position;
         // A subscription must start after the checkpoint; skipping anything older keeps a
         // faulty adapter from making a batch's checkpoint go backwards.
-        if (gathered !== null && comparePositions(message.event.position, gathered) <= 0) continue;
-        gathered = message.event.position;
-        batch.push(message.event);
+        if (gathered !== null && comparePositions(position, gathered) <= 0) continue;
+        gathered = position;
+        covered = position;
+        if (message.kind === 'event') batch.push(message.event);
         if (batch.length >= this.batchSize) {
           idle = null;
-          await this.apply(batch.splice(0));
+          await applyBatch();
         }
       }
     } finally {
@@ -245,13 +254,14 @@ export class ProjectionRunner {
     }
   }
 
-  private async apply(events: RecordedEvent[]): Promise<void> {
-    if (events.length === 0) return;
+  /** Projects `events` and checkpoints at `upTo`: their last, or a filter checkpoint beyond it. */
+  private async apply(events: RecordedEvent[], upTo: Position | null): Promise<void> {
+    if (upTo === null) return;
     const changes: DocumentChange[] = [];
     for (const event of events) {
       for (const projection of this.projections) changes.push(...this.project(projection, event));
     }
-    const checkpoint = events[events.length - 1].position;
+    const checkpoint = upTo;
     await this.readStore.applyBatch(changes, { projection: this.checkpointName, position: checkpoint });
     this.applied = checkpoint;
     this.delayMs = this.initialDelayMs;

@@ -71,6 +71,7 @@ export async function pullUntil(
     const result = await nextWithin(iterator, Math.max(deadline - Date.now(), 1));
     if (result.done) throw new Error('the subscription ended early');
     const message = result.value;
+    if (message.kind === 'checkpoint') continue;
     if (message.kind === 'caught-up' || streams.has(message.event.stream)) {
       kept.push(message);
       if (done(message)) return kept;

@@ -109,21 +109,25 @@ describe('SagaRunner', () => {
     expect(handled).toEqual([a.id, b.id]);
   });
 
-  it('is fed only the event types it handles, and checkpoints the last one handled', async () => {
+  it('is fed only the event types it handles, and still moves its checkpoint past the others', async () => {
     const seen = jest.spyOn(saga, 'commandFor');
     const subject = runner();
     subject.start();
     await store.append('s-1', [event('Other.v1'), event('Wanted.v1')], 'no_stream');
     await until(() => handled.length === 1);
-    const [, wanted] = await store.readStream('s-1');
     await store.append('s-2', [event('Other.v1'), event('Other.v1')], 'no_stream');
-    await until(() => seen.mock.calls.length === 1);
+    const head = await store.headPosition();
+    let checkpoint = await checkpoints.getCheckpoint(saga.name);
+    for (const deadline = Date.now() + 5_000; checkpoint?.commit !== head?.commit && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      checkpoint = await checkpoints.getCheckpoint(saga.name);
+    }
     await subject.stop();
     const types = seen.mock.calls.map(([given]) => given.type);
     seen.mockRestore();
 
     expect(types).toEqual(['Wanted.v1']);
-    expect(await checkpoints.getCheckpoint(saga.name)).toEqual(wanted.position);
+    expect(checkpoint).toEqual(head);
   });
 
   it('stops promptly even while a command keeps failing', async () => {

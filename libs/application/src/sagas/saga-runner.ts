@@ -75,10 +75,12 @@ export class SagaRunner {
             unsaved = 0;
             continue;
           }
-          const command = this.saga.commandFor(message.event);
-          if (command) await this.handle(command, message.event.id, message.event.type);
+          const event = message.kind === 'event' ? message.event : null;
+          const command = event && this.saga.commandFor(event);
+          if (event && command) await this.handle(command, event.id, event.type);
           if (this.stopped) return;
-          this.lastSeen = message.event.position;
+          // A checkpoint message: the events up to it were not the saga's, nothing to do for them.
+          this.lastSeen = message.kind === 'event' ? message.event.position : message.position;
           if (command || ++unsaved >= this.checkpointEvery) {
             await this.saveCheckpoint();
             unsaved = 0;

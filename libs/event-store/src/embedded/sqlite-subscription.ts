@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { EventSubscription, SubscriptionMessage } from '../event-store.port';
+import { position } from '../position';
 import { type EventRow, toRecordedEvent } from './event-row';
 
 /** What a subscription needs from its store; kept narrow so the store's internals stay private. */
@@ -32,6 +33,8 @@ export class SqliteSubscription implements EventSubscription, AsyncIterator<Subs
   private backlog = false;
   private caughtUp = false;
   private closed = false;
+  /** Filtered: a position the scan passed beyond the rows in hand, to report once they are served. */
+  private scannedPast: number | null = null;
 
   constructor(
     private readonly log: EventLog,
@@ -56,6 +59,11 @@ export class SqliteSubscription implements EventSubscription, AsyncIterator<Subs
       if (this.index < this.batch.length) {
         return { done: false, value: { kind: 'event', event: toRecordedEvent(this.batch[this.index++]) } };
       }
+      if (this.scannedPast !== null) {
+        const scanned = this.scannedPast;
+        this.scannedPast = null;
+        return { done: false, value: { kind: 'checkpoint', position: position(scanned) } };
+      }
       if (this.backlog) {
         // A consumer that never awaits I/O would otherwise starve timers, sockets and group commits.
         await nextTurn();
@@ -67,7 +75,7 @@ export class SqliteSubscription implements EventSubscription, AsyncIterator<Subs
         this.index = 0;
         continue;
       }
-      if (this.backlog) continue;
+      if (this.backlog || this.scannedPast !== null) continue;
       this.batch = [];
       this.index = 0;
       if (!this.caughtUp) {
@@ -88,6 +96,8 @@ export class SqliteSubscription implements EventSubscription, AsyncIterator<Subs
     }
     const { rows, scanned, more } = this.log.readTypesAfter(this.cursor, this.batchSize, this.eventTypes);
     this.backlog = more;
+    const last = rows.length > 0 ? rows[rows.length - 1][0] : this.cursor;
+    if (scanned > last) this.scannedPast = scanned;
     this.cursor = scanned;
     return rows;
   }

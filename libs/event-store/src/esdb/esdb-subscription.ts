@@ -142,7 +142,12 @@ export class EsdbSubscription implements EventSubscription {
         filter:
           this.eventTypes === null
             ? excludeSystemEvents()
-            : eventTypeFilter({ regex: exactly(this.eventTypes) }),
+            : eventTypeFilter({
+                regex: exactly(this.eventTypes),
+                // The server reports how far its filter has scanned, every search window.
+                checkpointInterval: 1,
+                checkpointReached: (_subscription, reached) => this.takeCheckpoint(reached),
+              }),
       });
       this.current = subscription;
       let received = 0;
@@ -184,6 +189,15 @@ export class EsdbSubscription implements EventSubscription {
       subscription.on('end', onEnd);
       this.stopCurrent = () => finish(new Error('closed'));
     });
+  }
+
+  private takeCheckpoint(reached: { commit: bigint; prepare: bigint }): void {
+    if (this.closed || this.fault) return;
+    const position = { commit: reached.commit, prepare: reached.prepare };
+    if (this.last && comparePositions(position, this.last) <= 0) return;
+    this.queue.push({ kind: 'checkpoint', position });
+    this.last = position;
+    this.wake();
   }
 
   private take(resolved: AllStreamResolvedEvent): void {

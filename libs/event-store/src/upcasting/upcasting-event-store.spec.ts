@@ -130,7 +130,7 @@ describe('UpcastingEventStore', () => {
     }
     expect(
       seen.map((m) => (m.kind === 'event' ? { type: m.event.type, data: m.event.data } : m.kind)),
-    ).toEqual([...expected, 'caught-up']);
+    ).toEqual([...expected, 'checkpoint', 'caught-up']);
     await subscription.close();
   });
 
