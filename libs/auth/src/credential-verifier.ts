@@ -10,6 +10,13 @@ import { VerifiedCredentials } from './verified-credentials';
  */
 @Injectable()
 export class CredentialVerifier {
+  /**
+   * Basic checks under way, by credentials key: a client sending the same credentials on many
+   * requests at once (its first burst, or when the cache entry lapses) pays for one Argon2id
+   * hash, not one per request, and neither does anyone replaying one guess in parallel.
+   */
+  private readonly basicChecks = new Map<string, Promise<Principal | null>>();
+
   constructor(
     private readonly codec: AccessTokenCodec,
     private readonly sessions: AccountSessions,
@@ -29,6 +36,23 @@ export class CredentialVerifier {
     const { key, generation } = this.verified.keyFor(email, password);
     const cached = this.verified.lookup(key);
     if (cached) return cached;
+    const running = this.basicChecks.get(key);
+    if (running) return running;
+    const check = this.checkBasic(email, password, key, generation);
+    this.basicChecks.set(key, check);
+    try {
+      return await check;
+    } finally {
+      this.basicChecks.delete(key);
+    }
+  }
+
+  private async checkBasic(
+    email: string,
+    password: string,
+    key: string,
+    generation: number,
+  ): Promise<Principal | null> {
     const account = await this.directory.findByEmail(email);
     if (!account) {
       // As slow as a wrong password, so that the answer does not tell which addresses exist.
