@@ -29,6 +29,7 @@ import { HealthController } from './health/health.controller';
 import { loggerModuleParams } from './http/logging';
 import { clientAddress } from './http/client-address';
 import { ProblemDetailsFilter } from './http/problem-details';
+import { PatchUserHotPath } from './users/patch-user.hot-path';
 import { UsersController } from './users/users.controller';
 
 /** Requests for one address count together, whatever its case or spacing. */
@@ -87,6 +88,7 @@ export class AppModule {
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         ProjectionsControlService,
         ListCustomersHotPath,
+        PatchUserHotPath,
       ],
     };
   }
