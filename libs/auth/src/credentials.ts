@@ -13,18 +13,20 @@ export interface RequestLike {
 
 export function presentedCredentials(request: RequestLike): PresentedCredentials {
   // Node keeps only the first of repeated Authorization headers: count them in the raw list.
-  const authorization: string[] = [];
+  const schemes: string[] = [];
   const raw = request.raw.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].toLowerCase() === 'authorization') authorization.push(raw[i + 1]);
+    // Every request passes here: lower-case only the names that can match.
+    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') {
+      schemes.push(raw[i + 1].trim().split(/\s+/, 1)[0].toLowerCase());
+    }
   }
   const query = (request.query ?? {}) as Record<string, unknown>;
   const queryToken = Object.prototype.hasOwnProperty.call(query, 'access_token');
-  const scheme = (value: string) => value.trim().split(/\s+/, 1)[0].toLowerCase();
   return {
-    count: authorization.length + (queryToken ? 1 : 0),
-    bearer: queryToken || authorization.some((value) => scheme(value) === 'bearer'),
-    basic: authorization.some((value) => scheme(value) === 'basic'),
+    count: schemes.length + (queryToken ? 1 : 0),
+    bearer: queryToken || schemes.includes('bearer'),
+    basic: schemes.includes('basic'),
   };
 }
 
