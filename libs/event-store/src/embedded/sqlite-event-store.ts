@@ -16,7 +16,7 @@ import {
 import { validateAppend } from '../append-validation';
 import { type Position, position } from '../position';
 import { EVENT_COLUMNS, type EventRow, toRecordedEvent } from './event-row';
-import { type EventLog, SqliteSubscription } from './sqlite-subscription';
+import { type EventLog, type EventPage, SqliteSubscription } from './sqlite-subscription';
 
 export interface SqliteEventStoreOptions {
   /** How often live subscriptions look for events appended by other processes. Default 100 ms. */
@@ -238,18 +238,8 @@ export class SqliteEventStore extends EventStore implements EventLog {
     const types = options.eventTypes === undefined ? null : [...new Set(options.eventTypes)];
     // One query per batch, not one open cursor: no snapshot is held while the caller is slow.
     while (remaining > 0) {
-      const size = Math.min(this.readBatchSize, remaining);
-      let rows: EventRow[];
-      let more: boolean;
-      if (types === null) {
-        rows = this.readAfter(cursor, size);
-        more = rows.length === size;
-        if (rows.length > 0) cursor = rows[rows.length - 1][0];
-      } else {
-        const read = this.readTypesAfter(cursor, size, types);
-        ({ rows, more } = read);
-        cursor = read.scanned;
-      }
+      const { rows, scanned, more } = this.readPage(cursor, Math.min(this.readBatchSize, remaining), types);
+      cursor = scanned;
       for (const row of rows) yield toRecordedEvent(row);
       remaining -= rows.length;
       if (!more) return;
@@ -293,24 +283,20 @@ export class SqliteEventStore extends EventStore implements EventLog {
     this.db.close();
   }
 
-  /** @internal EventLog, for subscriptions. */
-  readAfter(after: number, limit: number): EventRow[] {
+  /** @internal EventLog: readAll and subscriptions read the log through this. */
+  readPage(after: number, limit: number, types: readonly string[] | null): EventPage {
     this.assertOpen();
-    return this.selectAfter.all(after, limit);
-  }
-
-  /**
-   * @internal EventLog, for filtered subscriptions: rows of `types` after `after`, looking at
-   * no more than `filterWindow` positions per call, so a rare type never holds the event loop
-   * for a scan of the whole log. `scanned` is where the next call goes on from.
-   */
-  readTypesAfter(
-    after: number,
-    limit: number,
-    types: readonly string[],
-  ): { rows: EventRow[]; scanned: number; more: boolean } {
-    this.assertOpen();
-    // The head first: a row committed after it lies beyond it, so nothing below is skipped.
+    if (types === null) {
+      const rows = this.selectAfter.all(after, limit);
+      return {
+        rows,
+        scanned: rows.length > 0 ? rows[rows.length - 1][0] : after,
+        more: rows.length === limit,
+      };
+    }
+    // Filtered: no more than `filterWindow` positions per call, so a rare type never holds the
+    // event loop for a scan of the whole log. The head first: a row committed after it lies
+    // beyond it, so nothing below is skipped.
     const head = this.selectHead.get() ?? 0;
     const upTo = Math.min(head, after + this.filterWindow);
     if (upTo <= after || types.length === 0) return { rows: [], scanned: Math.max(after, upTo), more: false };

@@ -3,16 +3,19 @@ import type { EventSubscription, SubscriptionMessage } from '../event-store.port
 import { position } from '../position';
 import { type EventRow, toRecordedEvent } from './event-row';
 
+/** One read of the log: rows in order, and how far it looked. */
+export interface EventPage {
+  rows: EventRow[];
+  /** The position the next read goes on from: the last row, or past rows a filter skipped. */
+  scanned: number;
+  /** More of the log lies beyond `scanned`. */
+  more: boolean;
+}
+
 /** What a subscription needs from its store; kept narrow so the store's internals stay private. */
 export interface EventLog {
-  /** Up to `limit` rows with a position greater than `after`, in order. */
-  readAfter(after: number, limit: number): EventRow[];
-  /** The same for rows of `types` only, over a bounded stretch of positions (see `scanned`). */
-  readTypesAfter(
-    after: number,
-    limit: number,
-    types: readonly string[],
-  ): { rows: EventRow[]; scanned: number; more: boolean };
+  /** Up to `limit` rows after `after`, in order; of `types` only, unless null. */
+  readPage(after: number, limit: number, types: readonly string[] | null): EventPage;
   /** Resolves when an event after `after` may exist, or when `subscription` is closed. */
   waitForEventsAfter(subscription: SqliteSubscription, after: number): Promise<void>;
   /** Called once when the subscription closes. */
@@ -88,13 +91,7 @@ export class SqliteSubscription implements EventSubscription, AsyncIterator<Subs
 
   /** The next rows after the cursor, moving it on; sets `backlog` when more history is waiting. */
   private read(): EventRow[] {
-    if (this.eventTypes === null) {
-      const rows = this.log.readAfter(this.cursor, this.batchSize);
-      this.backlog = rows.length === this.batchSize;
-      if (rows.length > 0) this.cursor = rows[rows.length - 1][0];
-      return rows;
-    }
-    const { rows, scanned, more } = this.log.readTypesAfter(this.cursor, this.batchSize, this.eventTypes);
+    const { rows, scanned, more } = this.log.readPage(this.cursor, this.batchSize, this.eventTypes);
     this.backlog = more;
     const last = rows.length > 0 ? rows[rows.length - 1][0] : this.cursor;
     if (scanned > last) this.scannedPast = scanned;
