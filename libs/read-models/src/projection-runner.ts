@@ -198,13 +198,14 @@ export class ProjectionRunner {
   private async consume(subscription: EventSubscription): Promise<void> {
     const iterator = subscription[Symbol.asyncIterator]();
     const batch: RecordedEvent[] = [];
+    /** The last position taken in: an event of the batch, or a checkpoint the filter reached after it. */
     let gathered = this.applied;
-    /** Where the batch in hand ends: its last event, or a checkpoint the filter reached after it. */
-    let covered: Position | null = null;
+    /** Whether `gathered` is beyond what has been applied. */
+    let unapplied = false;
     const applyBatch = async () => {
-      const upTo = covered;
-      covered = null;
-      await this.apply(batch.splice(0), upTo);
+      if (!unapplied || gathered === null) return;
+      unapplied = false;
+      await this.apply(batch.splice(0), gathered);
     };
     let pending: Promise<IteratorResult<SubscriptionMessage>> | null = null;
     let idle: Promise<typeof IDLE> | null = null;
@@ -212,7 +213,7 @@ export class ProjectionRunner {
       while (this.state === 'running') {
         pending ??= iterator.next();
         let result: IteratorResult<SubscriptionMessage> | typeof IDLE;
-        if (covered === null) {
+        if (!unapplied) {
           result = await pending;
         } else {
           idle ??= new Promise((resolve) => setImmediate(() => resolve(IDLE)));
@@ -241,7 +242,7 @@ export class ProjectionRunner {
         // faulty adapter from making a batch's checkpoint go backwards.
         if (gathered !== null && comparePositions(position, gathered) <= 0) continue;
         gathered = position;
-        covered = position;
+        unapplied = true;
         if (message.kind === 'event') batch.push(message.event);
         if (batch.length >= this.batchSize) {
           idle = null;
@@ -255,8 +256,7 @@ export class ProjectionRunner {
   }
 
   /** Projects `events` and checkpoints at `upTo`: their last, or a filter checkpoint beyond it. */
-  private async apply(events: RecordedEvent[], upTo: Position | null): Promise<void> {
-    if (upTo === null) return;
+  private async apply(events: RecordedEvent[], upTo: Position): Promise<void> {
     const changes: DocumentChange[] = [];
     for (const event of events) {
       for (const projection of this.projections) changes.push(...this.project(projection, event));
