@@ -20,6 +20,12 @@ export class ChronicleConfig {
   /** Signs access tokens and keys the credential cache; generated into dataDir when unset. */
   tokenSecret!: Buffer;
   logLevel!: LogLevel;
+  /** Which proxies' X-Forwarded-For to believe for the client's address (Fastify's `trustProxy`). */
+  trustProxy!: boolean | number | string[];
+  /** Origins allowed to call the API from a browser; null: no CORS headers at all. */
+  corsOrigins!: '*' | string[] | null;
+  /** A request not received and answered within this many seconds is cut off (408). */
+  requestTimeoutSeconds!: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

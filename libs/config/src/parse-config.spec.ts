@@ -47,10 +47,35 @@ describe('parseConfig', () => {
     ['PUBLIC_BASE_URL', 'localhost'],
     ['LOG_LEVEL', 'loud'],
     ['TOKEN_SECRET', 'short'],
+    ['TRUST_PROXY', 'yes please'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '0'],
+    ['CORS_ORIGINS', 'app.example.com'],
+    ['CORS_ORIGINS', 'https://app.example.com/path'],
+    ['REQUEST_TIMEOUT', '0'],
   ])('rejects %s=%s naming the variable', (variable, value) => {
     const parse = () => parseConfig({ DATA_DIR: dataDir(), [variable]: value });
     expect(parse).toThrow(ConfigError);
     expect(parse).toThrow(variable);
+  });
+
+  it('reads TRUST_PROXY, CORS_ORIGINS and REQUEST_TIMEOUT', () => {
+    const defaults = parseConfig({ DATA_DIR: dataDir() });
+    expect(defaults).toMatchObject({ trustProxy: false, corsOrigins: null, requestTimeoutSeconds: 30 });
+    const read = (env: Record<string, string>) => parseConfig({ DATA_DIR: dataDir(), ...env });
+    expect(read({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(read({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(read({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1' }).trustProxy).toEqual([
+      '127.0.0.1',
+      '10.0.0.0/8',
+      '::1',
+    ]);
+    expect(read({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
+    expect(read({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins).toEqual([
+      'https://a.example.com',
+      'http://localhost:5173',
+    ]);
+    expect(read({ REQUEST_TIMEOUT: '5' }).requestTimeoutSeconds).toBe(5);
   });
 
   it('accepts the production settings', () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { ChronicleConfig, LOG_LEVELS, LogLevel } from './chronicle-config';
 
@@ -69,6 +70,57 @@ function tokenSecret(env: Env, dataDir: string): Buffer {
   return Buffer.from(secret, 'hex');
 }
 
+/**
+ * TRUST_PROXY as Fastify's `trustProxy` takes it: `true`/`false`, a hop count, or a comma-separated
+ * list of addresses and CIDRs. Unset: nothing is trusted, the socket's peer is the client.
+ */
+function trustProxy(env: Env): boolean | number | string[] {
+  const value = text(env, 'TRUST_PROXY');
+  if (value === null || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return integer(env, 'TRUST_PROXY', 0, 1, 100);
+  const entries = value.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    if (
+      family === 0 ||
+      extra !== undefined ||
+      (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= maxBits))
+    ) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be true, a hop count, or addresses and CIDRs, got "${entry}"`,
+      );
+    }
+  }
+  return entries;
+}
+
+/** CORS_ORIGINS: `*`, or a comma-separated list of origins (scheme, host, port). Unset: no CORS. */
+function corsOrigins(env: Env): '*' | string[] | null {
+  const value = text(env, 'CORS_ORIGINS');
+  if (value === null) return null;
+  if (value === '*') return '*';
+  return value.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (parsed === null || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `must be * or origins such as https://app.example.com, got "${origin}"`,
+      );
+    }
+    return origin;
+  });
+}
+
 export function parseConfig(env: Env = process.env): ChronicleConfig {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const dataDir = resolve(text(env, 'DATA_DIR') ?? './data');
@@ -93,5 +145,8 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     resetRequestsPerClient: integer(env, 'RESET_REQUESTS_PER_CLIENT', 20, 1, 1_000_000),
     tokenSecret: tokenSecret(env, dataDir),
     logLevel: logLevel as LogLevel,
+    trustProxy: trustProxy(env),
+    corsOrigins: corsOrigins(env),
+    requestTimeoutSeconds: integer(env, 'REQUEST_TIMEOUT', 30, 1, 3600),
   });
 }
