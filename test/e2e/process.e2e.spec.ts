@@ -83,6 +83,8 @@ describe('the server process', () => {
       });
       token = ((await issued.json()) as { access_token: string }).access_token;
       expect((await fetch(`${url}/customers?access_token=${token}`)).status).toBe(200);
+      // The parameter's name percent-encoded is the same parameter, and as secret in the log.
+      expect((await fetch(`${url}/customers?access%5Ftoken=${token}`)).status).toBe(200);
       expect(
         (await fetch(`${url}/customers`, { headers: { authorization: `Bearer ${token}` } })).status,
       ).toBe(200);
@@ -122,6 +124,7 @@ describe('the server process', () => {
     }
     expect(output.toLowerCase()).not.toContain('"authorization"');
     expect(output).toContain('access_token=[redacted]');
+    expect(output).toContain('access%5Ftoken=[redacted]');
     expect(output).not.toMatch(/\$argon2id\$/);
   }, 60_000);
 });

@@ -24,12 +24,10 @@ import { ProjectionsControlService } from './admin/projections-control.service';
 import { ProjectionsController } from './admin/projections.controller';
 import { AuditController } from './audit/audit.controller';
 import { CustomersController } from './customers/customers.controller';
-import { ListCustomersHotPath } from './customers/list-customers.hot-path';
 import { HealthController } from './health/health.controller';
 import { loggerModuleParams } from './http/logging';
 import { clientAddress } from './http/client-address';
 import { ProblemDetailsFilter } from './http/problem-details';
-import { PatchUserHotPath } from './users/patch-user.hot-path';
 import { UsersController } from './users/users.controller';
 
 /** Requests for one address count together, whatever its case or spacing. */
@@ -84,12 +82,7 @@ export class AppModule {
         AuditController,
         ProjectionsController,
       ],
-      providers: [
-        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
-        ProjectionsControlService,
-        ListCustomersHotPath,
-        PatchUserHotPath,
-      ],
+      providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }, ProjectionsControlService],
     };
   }
 }

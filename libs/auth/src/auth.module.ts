@@ -1,11 +1,9 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { PassportModule } from '@nestjs/passport';
 import { AccessTokenCodec, ApplicationModule, PasswordHasher } from '@chronicle/application';
 import { AccountSessions } from './account-sessions';
 import { Argon2PasswordHasher } from './argon2-password-hasher';
-import { BasicStrategy } from './basic.strategy';
-import { BearerStrategy } from './bearer.strategy';
+import { BasicStrategy, BearerStrategy } from './credential.strategies';
 import { ChronicleAuthGuard } from './chronicle-auth.guard';
 import { CredentialVerifier } from './credential-verifier';
 import { HmacAccessTokenCodec } from './hmac-access-token-codec';
@@ -13,7 +11,7 @@ import { VerifiedCredentials } from './verified-credentials';
 
 /** Authentication for the HTTP app: strategies, the global guard and the token sessions. */
 @Module({
-  imports: [PassportModule, ApplicationModule],
+  imports: [ApplicationModule],
   providers: [
     AccountSessions,
     CredentialVerifier,

@@ -1,7 +1,15 @@
-import { BadRequestException, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import {
+  BadRequestException,
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard } from '@nestjs/passport';
-import { presentedCredentials } from './credentials';
+import { Authenticator } from 'passport';
+import { Principal } from '@chronicle/application';
+import { BasicStrategy, BearerStrategy } from './credential.strategies';
+import { Credentials, credentialsOf, RequestLike } from './credentials';
 import { AUTH_OPTIONAL, IS_PUBLIC } from './public.decorator';
 
 /** Problem details of a 401; the exception filter turns `challenge` into WWW-Authenticate. */
@@ -12,63 +20,93 @@ export interface UnauthorizedProblem {
   challenge: { invalidToken: boolean };
 }
 
+type Access = 'public' | 'optional' | 'required';
+
 /**
  * Every route needs credentials unless marked @Public(): Bearer (header or access_token) or Basic,
- * exactly one of them per request.
+ * exactly one of them per request. The guard reads the one parsed credential and hands it to the
+ * passport strategy of its scheme, and only that one: no chain of strategies tried in turn.
  */
 @Injectable()
-export class ChronicleAuthGuard extends AuthGuard(['bearer', 'basic']) {
-  constructor(private readonly reflector: Reflector) {
-    super();
+export class ChronicleAuthGuard implements CanActivate {
+  /** This app's own passport, so that two apps in one process never share strategies. */
+  private readonly passport = new Authenticator();
+  private readonly access = new WeakMap<object, Access>();
+
+  constructor(
+    private readonly reflector: Reflector,
+    bearer: BearerStrategy,
+    basic: BasicStrategy,
+  ) {
+    this.passport.use(bearer).use(basic);
   }
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
-    if (!this.reflector.getAllAndOverride<boolean>(AUTH_OPTIONAL, targets)) return this.authenticate(context);
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    if (presentedCredentials(context.switchToHttp().getRequest()).count === 0) return true;
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const access = this.accessOf(context);
+    if (access === 'public') return true;
+    const request = context.switchToHttp().getRequest<RequestLike & AuthenticatedRequest>();
+    const credentials = credentialsOf(request);
+    if (access === 'optional' && credentials.kind === 'none') return true;
     try {
-      return await this.authenticate(context);
+      request.user = await this.authenticate(request, credentials);
     } catch (error) {
-      if (!(error instanceof UnauthorizedException)) throw error;
+      if (access !== 'optional' || !(error instanceof UnauthorizedException)) throw error;
       request.authFailure = error;
-      return true;
     }
+    return true;
   }
 
-  private async authenticate(context: ExecutionContext): Promise<boolean> {
-    const credentials = presentedCredentials(context.switchToHttp().getRequest());
-    if (credentials.count > 1) {
-      throw new BadRequestException({
-        type: 'multiple-credentials',
-        title: 'More than one set of credentials',
-        detail: 'Send credentials one way only: one Authorization header, or the access_token parameter.',
-      });
+  private authenticate(request: RequestLike, credentials: Credentials): Promise<Principal> {
+    switch (credentials.kind) {
+      case 'several':
+        throw new BadRequestException({
+          type: 'multiple-credentials',
+          title: 'More than one set of credentials',
+          detail: 'Send credentials one way only: one Authorization header, or one access_token parameter.',
+        });
+      case 'none':
+        throw unauthorized('Credentials are required.', false);
+      case 'unsupported':
+        throw unauthorized('The Authorization scheme must be Bearer or Basic.', false);
+      case 'malformed-basic':
+        throw unauthorized('The credentials are invalid.', false);
     }
-    if (credentials.count === 0) throw unauthorized('Credentials are required.', false);
-    if (!credentials.bearer && !credentials.basic) {
-      throw unauthorized('The Authorization scheme must be Bearer or Basic.', false);
-    }
-    return (await super.canActivate(context)) as boolean;
+    const bearer = credentials.kind === 'bearer';
+    return new Promise((resolve, reject) => {
+      const done = (error: unknown, principal: Principal | false) => {
+        if (error) reject(error instanceof Error ? error : new Error('Authentication failed'));
+        else if (principal) resolve(principal);
+        else
+          reject(
+            unauthorized(
+              bearer ? 'The access token is invalid, expired or revoked.' : 'The credentials are invalid.',
+              bearer,
+            ),
+          );
+      };
+      const middleware = this.passport.authenticate(credentials.kind, { session: false }, done) as (
+        request: unknown,
+        response: unknown,
+        next: (error?: unknown) => void,
+      ) => void;
+      middleware(request, undefined, reject);
+    });
   }
 
-  override handleRequest<TUser>(
-    error: unknown,
-    user: TUser | false,
-    _info: unknown,
-    context: ExecutionContext,
-  ): TUser {
-    if (error instanceof Error) throw error;
-    if (error) throw new Error('Authentication failed');
-    if (!user) {
-      const { bearer } = presentedCredentials(context.switchToHttp().getRequest());
-      throw unauthorized(
-        bearer ? 'The access token is invalid, expired or revoked.' : 'The credentials are invalid.',
-        bearer,
-      );
+  /** Read once per handler: the decorators cannot change while the app runs. */
+  private accessOf(context: ExecutionContext): Access {
+    const handler = context.getHandler();
+    let access = this.access.get(handler);
+    if (access === undefined) {
+      const targets = [handler, context.getClass()];
+      access = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)
+        ? 'public'
+        : this.reflector.getAllAndOverride<boolean>(AUTH_OPTIONAL, targets)
+          ? 'optional'
+          : 'required';
+      this.access.set(handler, access);
     }
-    return user;
+    return access;
   }
 }
 

@@ -1,13 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AccessTokenCodec, AccountDirectory, PasswordHasher, Principal } from '@chronicle/application';
 import { AccountSessions } from './account-sessions';
-import { RequestLike, singleCredential } from './credentials';
 import { VerifiedCredentials } from './verified-credentials';
 
-/**
- * Who a credential belongs to. The passport strategies are adapters over this; the hot paths ask
- * it directly (see presentedCredential), so both decide alike.
- */
+/** Who a credential belongs to; the passport strategies are adapters over this. */
 @Injectable()
 export class CredentialVerifier {
   /**
@@ -68,17 +64,5 @@ export class CredentialVerifier {
     };
     this.verified.remember(key, generation, principal);
     return principal;
-  }
-
-  /**
-   * For hot paths: the principal of a request with one well-formed credential that needs no
-   * Argon2id work (a token, or Basic credentials verified moments ago). Null decides nothing:
-   * the request then goes through the guard, which authenticates it or explains the refusal.
-   */
-  async withoutHashing(request: RequestLike): Promise<Principal | null> {
-    const credential = singleCredential(request);
-    if (credential === null) return null;
-    if (credential.scheme === 'bearer') return this.bearer(credential.token);
-    return this.verified.lookup(this.verified.keyFor(credential.email, credential.password).key);
   }
 }

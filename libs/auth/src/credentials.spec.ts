@@ -1,51 +1,89 @@
-import { singleCredential } from './credentials';
+import { Credentials, credentialsOf, queryCarriesToken } from './credentials';
 
 function request(headers: [string, string][], query: Record<string, unknown> = {}) {
-  const lower: Record<string, string> = {};
-  for (const [name, value] of headers) lower[name.toLowerCase()] ??= value;
-  return { headers: lower, query, raw: { rawHeaders: headers.flat() } };
+  return { query, raw: { rawHeaders: headers.flat() } };
 }
 
-const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
+const basic = (text: string) => `Basic ${Buffer.from(text, 'utf8').toString('base64')}`;
 
-describe('singleCredential', () => {
-  it('reads a Bearer header, an access_token parameter and Basic credentials as passport does', () => {
-    expect(singleCredential(request([['Authorization', 'Bearer abc.def']]))).toEqual({
-      scheme: 'bearer',
-      token: 'abc.def',
-    });
-    expect(singleCredential(request([['authorization', 'bearer abc']]))).toEqual({
-      scheme: 'bearer',
-      token: 'abc',
-    });
-    expect(singleCredential(request([], { access_token: 'tok' }))).toEqual({
-      scheme: 'bearer',
-      token: 'tok',
-    });
-    expect(singleCredential(request([['Authorization', basic('ada@example.com:secret pw')]]))).toEqual({
-      scheme: 'basic',
-      email: 'ada@example.com',
-      password: 'secret pw',
-    });
-  });
-
-  it.each([
-    ['no credentials', request([])],
+describe('credentialsOf', () => {
+  it.each<[string, ReturnType<typeof request>, Credentials]>([
+    ['a Bearer header', request([['Authorization', 'Bearer abc.def']]), { kind: 'bearer', token: 'abc.def' }],
+    ['the scheme in any case', request([['authorization', 'bEaReR abc']]), { kind: 'bearer', token: 'abc' }],
+    ['an access_token parameter', request([], { access_token: 'tok' }), { kind: 'bearer', token: 'tok' }],
+    [
+      'Basic credentials',
+      request([['Authorization', basic('ada@example.com:secret pw')]]),
+      { kind: 'basic', email: 'ada@example.com', password: 'secret pw' },
+    ],
+    [
+      'a password with colons: the user-id ends at the first (RFC 7617)',
+      request([['Authorization', basic('ada@example.com:pw:with:colons:')]]),
+      { kind: 'basic', email: 'ada@example.com', password: 'pw:with:colons:' },
+    ],
+    [
+      'UTF-8 credentials',
+      request([['Authorization', basic('zoë@example.com:pässwörd ✓')]]),
+      { kind: 'basic', email: 'zoë@example.com', password: 'pässwörd ✓' },
+    ],
+    [
+      'an empty password, which verification refuses',
+      request([['Authorization', basic('ada@example.com:')]]),
+      { kind: 'basic', email: 'ada@example.com', password: '' },
+    ],
+    ['no credentials', request([]), { kind: 'none' }],
     [
       'two Authorization headers',
       request([
         ['Authorization', 'Bearer a'],
         ['authorization', 'Bearer b'],
       ]),
+      { kind: 'several' },
     ],
-    ['a header and a parameter', request([['Authorization', 'Bearer a']], { access_token: 'b' })],
-    ['an empty parameter', request([], { access_token: '' })],
-    ['a repeated parameter', request([], { access_token: ['a', 'b'] })],
-    ['another scheme', request([['Authorization', 'Digest abc']])],
-    ['extra spaces', request([['Authorization', 'Bearer  abc']])],
-    ['an empty password', request([['Authorization', basic('ada@example.com:')]])],
-    ['no colon', request([['Authorization', basic('ada@example.com')]])],
-  ])('leaves %s to the guard', (_case, given) => {
-    expect(singleCredential(given)).toBeNull();
+    [
+      'a header and a parameter',
+      request([['Authorization', 'Bearer a']], { access_token: 'b' }),
+      { kind: 'several' },
+    ],
+    ['a repeated parameter', request([], { access_token: ['a', 'b'] }), { kind: 'several' }],
+    ['an empty parameter', request([], { access_token: '' }), { kind: 'bearer', token: '' }],
+    ['another scheme', request([['Authorization', 'Digest abc']]), { kind: 'unsupported' }],
+    [
+      'Basic that is not base64',
+      request([['Authorization', 'Basic !!!notbase64']]),
+      { kind: 'malformed-basic' },
+    ],
+    [
+      'Basic without a colon',
+      request([['Authorization', basic('ada@example.com')]]),
+      { kind: 'malformed-basic' },
+    ],
+    ['Basic with an empty user-id', request([['Authorization', basic(':pw')]]), { kind: 'malformed-basic' }],
+    [
+      'Basic that is not UTF-8',
+      request([['Authorization', `Basic ${Buffer.from([0x61, 0x3a, 0xff, 0xfe]).toString('base64')}`]]),
+      { kind: 'malformed-basic' },
+    ],
+  ])('reads %s', (_case, given, expected) => {
+    expect(credentialsOf(given)).toEqual(expected);
+  });
+
+  it('never reads a token from the body', () => {
+    const withBody = { ...request([]), body: { access_token: 'from-the-body' } };
+    expect(credentialsOf(withBody)).toEqual({ kind: 'none' });
+  });
+
+  it('reads a request once', () => {
+    const given = request([['Authorization', 'Bearer first']]);
+    expect(credentialsOf(given)).toEqual({ kind: 'bearer', token: 'first' });
+    given.raw.rawHeaders[1] = 'Bearer second';
+    expect(credentialsOf(given)).toEqual({ kind: 'bearer', token: 'first' });
+  });
+
+  it('tells whether the query carries a token, even an invalid or repeated one', () => {
+    expect(queryCarriesToken(request([], { access_token: ['a', 'b'] }))).toBe(true);
+    expect(queryCarriesToken(request([], { access_token: '' }))).toBe(true);
+    expect(queryCarriesToken(request([], { token: 'x' }))).toBe(false);
+    expect(queryCarriesToken({ raw: { rawHeaders: [] } })).toBe(false);
   });
 });

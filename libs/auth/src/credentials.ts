@@ -1,53 +1,85 @@
-/** The ways a request can carry credentials; more than one at once is refused (RFC 6750 §2). */
-export interface PresentedCredentials {
-  count: number;
-  bearer: boolean;
-  basic: boolean;
-}
+/**
+ * The one reading of a request's credentials (RFC 7617 Basic, RFC 6750 Bearer): every other part
+ * of the service (the guard, the strategies, the response headers) asks this module, and the
+ * reading is made once per request.
+ */
+export type Credentials =
+  | { kind: 'none' }
+  /** More than one way of sending credentials, or one sent twice: RFC 6750 §2, a 400. */
+  | { kind: 'several' }
+  /** An Authorization scheme other than Bearer and Basic. */
+  | { kind: 'unsupported' }
+  /** A Basic header that does not decode to `user-id:password` in UTF-8. */
+  | { kind: 'malformed-basic' }
+  | { kind: 'bearer'; token: string }
+  | { kind: 'basic'; email: string; password: string };
 
 export interface RequestLike {
-  headers: Record<string, string | string[] | undefined>;
   query?: unknown;
   raw: { rawHeaders: string[] };
 }
 
-export function presentedCredentials(request: RequestLike): PresentedCredentials {
-  // Node keeps only the first of repeated Authorization headers: count them in the raw list.
-  const schemes: string[] = [];
-  const raw = request.raw.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    // Every request passes here: lower-case only the names that can match.
-    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') {
-      schemes.push(raw[i + 1].trim().split(/\s+/, 1)[0].toLowerCase());
-    }
-  }
-  const query = (request.query ?? {}) as Record<string, unknown>;
-  const queryToken = Object.prototype.hasOwnProperty.call(query, 'access_token');
-  return {
-    count: schemes.length + (queryToken ? 1 : 0),
-    bearer: queryToken || schemes.includes('bearer'),
-    basic: schemes.includes('basic'),
-  };
+/** The query parameter that carries a token (RFC 6750 §2.3), after percent-decoding. */
+export const QUERY_TOKEN_PARAMETER = 'access_token';
+
+const PARSED = Symbol('chronicle.credentials');
+type Memo = { [PARSED]?: Credentials };
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The request's credentials, read on first use and kept on the request. */
+export function credentialsOf(request: RequestLike): Credentials {
+  const memo = request as Memo;
+  return (memo[PARSED] ??= read(request));
 }
 
-/** One credential as passport's strategies would read it. */
-export type SingleCredential =
-  { scheme: 'bearer'; token: string } | { scheme: 'basic'; email: string; password: string };
+/** Whether the query names `access_token` at all: its URL then must not leak (Referer, caches). */
+export function queryCarriesToken(request: RequestLike): boolean {
+  const query = request.query as Record<string, unknown> | null | undefined;
+  return query != null && Object.prototype.hasOwnProperty.call(query, QUERY_TOKEN_PARAMETER);
+}
 
-/**
- * The request's only credential, parsed exactly as passport-http-bearer and passport-http parse
- * it; null for none, several, or anything unusual, which the guard then judges and explains.
- */
-export function singleCredential(request: RequestLike): SingleCredential | null {
-  if (presentedCredentials(request).count !== 1) return null;
-  const queryToken = (request.query as Record<string, unknown> | undefined)?.access_token;
-  if (typeof queryToken === 'string' && queryToken !== '') return { scheme: 'bearer', token: queryToken };
-  const authorization = request.headers.authorization;
-  if (typeof authorization !== 'string') return null;
-  const parts = authorization.split(' ');
-  if (parts.length !== 2) return null;
-  if (/^Bearer$/i.test(parts[0]) && parts[1] !== '') return { scheme: 'bearer', token: parts[1] };
-  if (!/^Basic$/i.test(parts[0])) return null;
-  const [email, password] = Buffer.from(parts[1], 'base64').toString().split(':');
-  return email && password ? { scheme: 'basic', email, password } : null;
+function read(request: RequestLike): Credentials {
+  // Node joins repeated headers or keeps only the first: count Authorization in the raw list.
+  let authorization: string | undefined;
+  let count = 0;
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      authorization = raw[i + 1];
+      count++;
+    }
+  }
+  let queryToken: unknown;
+  if (queryCarriesToken(request)) {
+    queryToken = (request.query as Record<string, unknown>)[QUERY_TOKEN_PARAMETER];
+    // A repeated parameter arrives as a list: each value is one more credential.
+    count += Array.isArray(queryToken) ? queryToken.length : 1;
+  }
+  if (count === 0) return { kind: 'none' };
+  if (count > 1) return { kind: 'several' };
+  if (authorization === undefined) return { kind: 'bearer', token: String(queryToken) };
+  return fromAuthorization(authorization.trim());
+}
+
+function fromAuthorization(header: string): Credentials {
+  const space = header.indexOf(' ');
+  const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+  const value = space < 0 ? '' : header.slice(space + 1).trimStart();
+  if (scheme === 'bearer') return { kind: 'bearer', token: value };
+  if (scheme !== 'basic') return { kind: 'unsupported' };
+  if (!BASE64.test(value)) return { kind: 'malformed-basic' };
+  let decoded: string;
+  try {
+    decoded = UTF8.decode(Buffer.from(value, 'base64'));
+  } catch {
+    return { kind: 'malformed-basic' };
+  }
+  // RFC 7617 §2: the user-id cannot contain a colon, so the first one ends it; the password is
+  // all the rest, colons included.
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return { kind: 'malformed-basic' };
+  return { kind: 'basic', email: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }

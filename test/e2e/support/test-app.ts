@@ -29,7 +29,12 @@ export interface TestApp {
   dataDir: string;
   /** The projector process on the doubles backend (E2E_BACKEND=doubles); null on embedded. */
   projector: ProjectorProcess | null;
-  createAccount(options?: { admin?: boolean; name?: string; age?: number }): Promise<TestAccount>;
+  createAccount(options?: {
+    admin?: boolean;
+    name?: string;
+    age?: number;
+    password?: string;
+  }): Promise<TestAccount>;
   seedCustomers(count: number): Promise<void>;
   /** Resolves when the read models have applied every event written so far. */
   settle(): Promise<void>;
@@ -110,9 +115,9 @@ export async function startTestApp(
     config,
     dataDir,
     projector,
-    async createAccount({ admin = false, name = 'Test User', age = 30 } = {}) {
+    async createAccount({ admin = false, name = 'Test User', age = 30, password = '' } = {}) {
       const email = `user${++accounts}-${Date.now()}@example.com`;
-      const password = `pass-${accounts}-long-enough`;
+      password ||= `pass-${accounts}-long-enough`;
       const ids = await commands.execute(new OpenAccountCommand(email, password, name, age, admin, context));
       return { ...ids, email, password };
     },

@@ -1,4 +1,14 @@
-import { BadRequestException, Body, Controller, HttpCode, Put, Req, Res, UseGuards } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  HttpCode,
+  Put,
+  Req,
+  Res,
+  UnprocessableEntityException,
+  UseGuards,
+} from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import {
   ApiAcceptedResponse,
@@ -11,7 +21,6 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -28,6 +37,7 @@ import {
   PasswordResetCompletionDto,
   PasswordResetRequestDto,
 } from './account-password.dto';
+import { Consumes, JSON_MEDIA_TYPE } from '../http/edge';
 import { ResetRequestThrottlerGuard } from './reset-request-throttler.guard';
 
 @ApiTags('account')
@@ -40,6 +50,7 @@ export class AccountPasswordController {
   ) {}
 
   @Put()
+  @Consumes(JSON_MEDIA_TYPE)
   @OptionalAuth()
   @UseGuards(ResetRequestThrottlerGuard)
   @HttpCode(204)
@@ -76,7 +87,7 @@ export class AccountPasswordController {
     const context = { correlationId: request.id };
     switch (form) {
       case 'request': {
-        const { email } = await validated(PasswordResetRequestDto, body);
+        const { email } = await validated(PasswordResetRequestDto, body as object);
         await this.commands.execute(
           new RequestPasswordResetCommand(email, { ...context, actor: 'anonymous' }),
         );
@@ -84,7 +95,7 @@ export class AccountPasswordController {
         return;
       }
       case 'completion': {
-        const completion = await validated(PasswordResetCompletionDto, body);
+        const completion = await validated(PasswordResetCompletionDto, body as object);
         const result = await this.commands.execute(
           new CompletePasswordResetCommand(completion.token, completion.new, {
             ...context,
@@ -98,7 +109,7 @@ export class AccountPasswordController {
         // Credentials first: without them, a malformed body is none of the caller's business.
         const principal = request.user as Principal | undefined;
         if (!principal) throw requireAuthentication(request);
-        const change = await validated(PasswordChangeDto, body);
+        const change = await validated(PasswordChangeDto, body as object);
         const result = await this.commands.execute(
           new ChangePasswordCommand(principal, change.old, change.new, {
             ...context,
@@ -117,18 +128,28 @@ export class AccountPasswordController {
   }
 }
 
-async function validated<T extends object>(dto: new () => T, body: unknown): Promise<T> {
-  const instance = plainToInstance(dto, body);
-  const errors = await validate(instance, { forbidUnknownValues: true });
-  if (errors.length > 0) {
-    throw new BadRequestException({
-      type: 'invalid-password-request',
-      title: 'Invalid password request',
-      detail: 'One or more members are not of the expected type or shape.',
-      errors: errors.flatMap((error) =>
-        Object.values(error.constraints ?? {}).map((message) => ({ field: error.property, message })),
-      ),
-    });
+/**
+ * The form's DTO, validated. Its members are copied by name, never by a generic object mapper,
+ * since passwordFormOf has already matched the body's exact members. A member of the wrong
+ * JSON type is a malformed request (400); a string that breaks a value rule is 422.
+ */
+async function validated<T extends object>(dto: new () => T, body: object): Promise<T> {
+  const instance = new dto();
+  for (const member of Object.keys(body)) {
+    (instance as Record<string, unknown>)[member] = (body as Record<string, unknown>)[member];
   }
-  return instance;
+  const errors = await validate(instance, { forbidUnknownValues: true });
+  if (errors.length === 0) return instance;
+  const malformed = errors.some((error) => error.constraints?.isString !== undefined);
+  const problem = {
+    type: malformed ? 'invalid-password-request' : 'validation-error',
+    title: malformed ? 'Invalid password request' : 'Invalid values',
+    detail: malformed
+      ? 'One or more members are not of the expected type.'
+      : 'One or more members break a rule of their value.',
+    errors: errors.flatMap((error) =>
+      Object.values(error.constraints ?? {}).map((message) => ({ field: error.property, message })),
+    ),
+  };
+  throw malformed ? new BadRequestException(problem) : new UnprocessableEntityException(problem);
 }

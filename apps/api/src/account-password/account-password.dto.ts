@@ -12,9 +12,10 @@ export class PasswordResetRequestDto {
 
 /** Form 2: complete a reset with the token from the e-mail (no authentication). */
 export class PasswordResetCompletionDto {
+  // No length rule here: a token of any other shape is an invalid-reset-token (400), decided
+  // where tokens are parsed.
   @ApiProperty({ description: 'The token from the reset link.' })
   @IsString()
-  @MaxLength(512)
   token!: string;
 
   @ApiProperty({ minLength: 8, maxLength: 256 })
@@ -35,14 +36,15 @@ export class PasswordChangeDto {
 
 export type PasswordForm = 'request' | 'completion' | 'change';
 
-const FORMS: Record<string, PasswordForm> = {
-  email: 'request',
-  'new,token': 'completion',
-  'new,old': 'change',
-};
+/** A Map, not an object: a body's member names must never find inherited ones (`constructor`). */
+const FORMS = new Map<string, PasswordForm>([
+  ['email', 'request'],
+  ['new,token', 'completion'],
+  ['new,old', 'change'],
+]);
 
-/** The form a body is, by its exact set of members; null for anything else. */
+/** The form a body is, by its exact set of own members; null for anything else. */
 export function passwordFormOf(body: unknown): PasswordForm | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
-  return FORMS[Object.keys(body).sort().join(',')] ?? null;
+  return FORMS.get(Object.keys(body).sort().join(',')) ?? null;
 }

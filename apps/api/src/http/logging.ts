@@ -1,13 +1,34 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
 import pino, { type Level, type Logger } from 'pino';
+import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 
 /** Query parameters whose values must never reach a log line. */
-const SECRET_PARAMETERS = /([?&](?:access_token|token)=)[^&#]*/gi;
+const SECRET_PARAMETERS = new Set([QUERY_TOKEN_PARAMETER, 'token']);
 
+/**
+ * The URL with the values of secret parameters replaced. Names are compared as the query parser
+ * reads them, after percent-decoding, so `access%5Ftoken` is redacted like `access_token`.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_PARAMETERS, '$1[redacted]');
+  const start = url.indexOf('?');
+  if (start < 0) return url;
+  const pairs = url.slice(start + 1).split('&');
+  for (let i = 0; i < pairs.length; i++) {
+    const equals = pairs[i].indexOf('=');
+    const rawName = equals < 0 ? pairs[i] : pairs[i].slice(0, equals);
+    if (SECRET_PARAMETERS.has(decodedName(rawName).toLowerCase())) pairs[i] = `${rawName}=[redacted]`;
+  }
+  return `${url.slice(0, start)}?${pairs.join('&')}`;
+}
+
+function decodedName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
 }
 
 /** The process's one JSON logger: Nest's messages and the request lines both go through it. */

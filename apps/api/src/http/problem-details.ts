@@ -144,11 +144,9 @@ function fastifyError(error: unknown): { status: number; type?: string; detail: 
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return { status: 415, detail: 'The Content-Type of the request body is not supported.' };
   }
-  if (
-    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
-    code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
-    error instanceof SyntaxError
-  ) {
+  // The edge's JSON parser explains itself (invalid, or nested too deep); Fastify's own do not.
+  if (error instanceof SyntaxError) return { status: 400, type: 'malformed-json', detail };
+  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return { status: 400, type: 'malformed-json', detail: 'The request body is not valid JSON.' };
   }
   return { status: statusCode, detail };

@@ -3,7 +3,6 @@ import { User } from '@chronicle/domain';
 
 export const USER_MEDIA_TYPE = 'application/vnd.chronicle.user+json';
 export const FRAGMENT_MEDIA_TYPE = 'application/vnd.chronicle.fragment+json';
-export const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json';
 
 export type Representation = 'user' | 'fragment';
 

@@ -1,4 +1,14 @@
-import { Controller, Param, Patch, Req, Res } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Headers,
+  NotAcceptableException,
+  Param,
+  Patch,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import {
   ApiBasicAuth,
@@ -11,13 +21,21 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Principal } from '@chronicle/application';
+import { PatchUserCommand, Principal } from '@chronicle/application';
 import { CurrentPrincipal } from '@chronicle/auth';
-import { HotPathRoute } from '../http/hot-path';
-import { PatchUserHotPath } from './patch-user.hot-path';
-import { patchUserResponse } from './patch-user.response';
+import { Consumes, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import { UserDto, UserPatchDto } from './user.dto';
-import { FRAGMENT_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE, USER_MEDIA_TYPE } from './user-representations';
+import {
+  etagOf,
+  FRAGMENT_MEDIA_TYPE,
+  fullUser,
+  mediaTypeOf,
+  negotiateUserRepresentation,
+  parseIfMatch,
+  SUPPORTED_MEDIA_TYPES,
+  USER_MEDIA_TYPE,
+  userFragment,
+} from './user-representations';
 
 @ApiTags('users')
 @ApiBearerAuth()
@@ -27,18 +45,54 @@ export class UsersController {
   constructor(private readonly commands: CommandBus) {}
 
   @Patch(':userId')
-  @HotPathRoute(PatchUserHotPath)
+  @Consumes(MERGE_PATCH_MEDIA_TYPE)
   @ApiOperation({ summary: 'Change a user with a JSON merge patch (RFC 7396) on name and age' })
   @ApiBody({ type: UserPatchDto, description: `Content-Type: ${MERGE_PATCH_MEDIA_TYPE}` })
   @ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the version being changed' })
   @ApiProduces(USER_MEDIA_TYPE, FRAGMENT_MEDIA_TYPE)
   @ApiOkResponse({ type: UserDto, description: 'The full user, or only the patched fields plus modifiedon.' })
-  patch(
+  async patch(
     @Param('userId') userId: string,
+    @Body() body: unknown,
+    @Headers('accept') accept: string | undefined,
+    @Headers('if-match') ifMatch: string | undefined,
     @CurrentPrincipal() principal: Principal,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Buffer> {
-    return patchUserResponse(this.commands, userId, principal, request, reply);
+    // Decided before anything changes: a request we cannot answer must change nothing.
+    const representation = negotiateUserRepresentation(accept);
+    if (!representation) {
+      throw new NotAcceptableException({
+        type: 'not-acceptable',
+        title: 'Not Acceptable',
+        detail: `None of the media types in Accept is offered. Supported: ${SUPPORTED_MEDIA_TYPES.join(', ')}.`,
+        supported: SUPPORTED_MEDIA_TYPES,
+      });
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new BadRequestException({
+        type: 'invalid-patch',
+        title: 'Invalid merge patch',
+        detail: `The body must be a JSON object sent as ${MERGE_PATCH_MEDIA_TYPE}.`,
+      });
+    }
+    const result = await this.commands.execute(
+      new PatchUserCommand(
+        userId,
+        body as Record<string, unknown>,
+        principal,
+        { actor: principal.accountId, correlationId: request.id },
+        parseIfMatch(ifMatch),
+      ),
+    );
+    void reply
+      .header('content-type', mediaTypeOf(representation))
+      .header('etag', etagOf(result.revision))
+      .header('vary', 'Accept');
+    const representationBody =
+      representation === 'user' ? fullUser(result.user) : userFragment(result.user, result.patched);
+    // A Buffer, so that Fastify sends the media type exactly as negotiated (it adds a charset to strings).
+    return Buffer.from(JSON.stringify(representationBody));
   }
 }

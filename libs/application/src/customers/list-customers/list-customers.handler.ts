@@ -7,6 +7,9 @@ export class ListCustomersHandler implements IQueryHandler<ListCustomersQuery, C
   constructor(private readonly readStore: ReadStore) {}
 
   execute({ page, pageSize, gt, lt }: ListCustomersQuery): Promise<CustomerPageJson> {
-    return this.readStore.listCustomersJson({ gt, lt, offset: (page - 1) * pageSize, limit: pageSize });
+    // A huge page is past the end however far: held at the largest safe offset, it stays an
+    // offset the read stores accept, and still past any end.
+    const offset = Math.min((page - 1) * pageSize, Number.MAX_SAFE_INTEGER);
+    return this.readStore.listCustomersJson({ gt, lt, offset, limit: pageSize });
   }
 }
