@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
@@ -28,6 +28,7 @@ import { HealthController } from './health/health.controller';
 import { loggerModuleParams } from './http/logging';
 import { clientAddress } from './http/client-address';
 import { ProblemDetailsFilter } from './http/problem-details';
+import { QueryValidationPipe } from './http/validation';
 import { UsersController } from './users/users.controller';
 
 /** Requests for one address count together, whatever its case or spacing. */
@@ -82,7 +83,11 @@ export class AppModule {
         AuditController,
         ProjectionsController,
       ],
-      providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }, ProjectionsControlService],
+      providers: [
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        { provide: APP_PIPE, useClass: QueryValidationPipe },
+        ProjectionsControlService,
+      ],
     };
   }
 }

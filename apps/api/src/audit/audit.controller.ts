@@ -1,11 +1,10 @@
-import { Controller, Get, Query, Res, UseGuards, UsePipes } from '@nestjs/common';
+import { Controller, Get, Query, Res, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBasicAuth, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AuditRecord, DEFAULT_AUDIT_LIMIT, ListAuditEventsQuery } from '@chronicle/application';
 import { formatPosition, parsePosition, Position } from '@chronicle/event-store';
 import { AdminGuard } from '../admin/admin.guard';
-import { queryValidationPipe } from '../http/validation';
 import { AuditRecordDto, ListAuditEventsQueryDto } from './list-audit-events.dto';
 
 const PATH = '/api/v1/audit/events';
@@ -19,14 +18,13 @@ export class AuditController {
   constructor(private readonly queries: QueryBus) {}
 
   @Get()
-  @UsePipes(queryValidationPipe())
   @ApiOperation({ summary: 'The event history, oldest first, secrets redacted (admin)' })
   @ApiOkResponse({ type: [AuditRecordDto], description: 'A Link rel="next" header pages the history.' })
   async list(
     @Query() query: ListAuditEventsQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<AuditRecord[]> {
-    const limit = query.limit ?? DEFAULT_AUDIT_LIMIT;
+    const limit = query.limit === undefined ? DEFAULT_AUDIT_LIMIT : Number(query.limit);
     // The DTO has checked the shape, so parsing cannot fail.
     const after = query.after === undefined ? undefined : (parsePosition(query.after) as Position);
     const page = await this.queries.execute(

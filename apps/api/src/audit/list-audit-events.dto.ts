@@ -1,11 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { IsOptional, IsString, Length, Matches } from 'class-validator';
 import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from '@chronicle/application';
 import { AuthenticatedQueryDto } from '../customers/list-customers.dto';
 
-const toInteger = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
+/** 1 to MAX_AUDIT_LIMIT (1000), as digits. */
+export const AUDIT_LIMIT = /^0*(?:[1-9]\d{0,2}|1000)$/;
 
 export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   @ApiPropertyOptional({
@@ -37,13 +36,15 @@ export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   @Matches(/^\d{1,20}(:\d{1,20})?$/, { message: 'after must be a position such as 42 or 42:40' })
   after?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_AUDIT_LIMIT, default: DEFAULT_AUDIT_LIMIT })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_AUDIT_LIMIT,
+    default: DEFAULT_AUDIT_LIMIT,
+  })
   @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'limit must be an integer' })
-  @Min(1)
-  @Max(MAX_AUDIT_LIMIT)
-  limit?: number;
+  @Matches(AUDIT_LIMIT, { message: `limit must be an integer from 1 to ${MAX_AUDIT_LIMIT}` })
+  limit?: string;
 }
 
 export class AuditRecordDto {

@@ -1,11 +1,10 @@
-import { Controller, Get, Query, Res, UsePipes } from '@nestjs/common';
+import { Controller, Get, Query, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBasicAuth, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ListCustomersQuery } from '@chronicle/application';
-import { queryValidationPipe } from '../http/validation';
 import { CustomerDto } from './customer.dto';
-import { DEFAULT_PAGE_SIZE, ListCustomersQueryDto, MAX_PAGE_SIZE } from './list-customers.dto';
+import { CustomerListParameters, customerListParameters, ListCustomersQueryDto } from './list-customers.dto';
 
 @ApiTags('customers')
 @ApiBearerAuth()
@@ -15,7 +14,6 @@ export class CustomersController {
   constructor(private readonly queries: QueryBus) {}
 
   @Get()
-  @UsePipes(queryValidationPipe())
   @ApiOperation({ summary: 'List customers by id, paged, optionally within an exclusive id range' })
   @ApiOkResponse({
     type: [CustomerDto],
@@ -25,12 +23,13 @@ export class CustomersController {
     @Query() query: ListCustomersQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Buffer> {
-    const page = query.page ?? 1;
-    const pageSize = Math.min(query.maxpagesize ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-    const result = await this.queries.execute(new ListCustomersQuery(page, pageSize, query.gt, query.lt));
+    const parameters = customerListParameters(query);
+    const { page, pageSize, gt, lt } = parameters;
+    const result = await this.queries.execute(new ListCustomersQuery(page, pageSize, gt, lt));
     const links: string[] = [];
-    if ((page - 1) * pageSize + result.count < result.total) links.push(pageLink(query, page + 1, 'next'));
-    if (page > 1) links.push(pageLink(query, page - 1, 'prev'));
+    if ((page - 1) * pageSize + result.count < result.total)
+      links.push(pageLink(parameters, page + 1, 'next'));
+    if (page > 1) links.push(pageLink(parameters, page - 1, 'prev'));
     if (links.length > 0) void reply.header('link', links.join(', '));
     void reply.header('x-total-count', String(result.total)).type('application/json; charset=utf-8');
     return result.json;
@@ -38,7 +37,7 @@ export class CustomersController {
 }
 
 /** The same query with another page (RFC 8288), keeping the client's other parameters. */
-function pageLink(query: ListCustomersQueryDto, page: number, rel: 'next' | 'prev'): string {
+function pageLink(query: CustomerListParameters, page: number, rel: 'next' | 'prev'): string {
   // Every parameter is an integer by now: nothing to percent-encode.
   let target = '/customers?';
   if (query.gt !== undefined) target += `gt=${query.gt}&`;
