@@ -26,12 +26,14 @@ const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.
 describe('the HTTP edge', () => {
   let subject: TestApp;
   let account: TestAccount;
+  let colonAccount: TestAccount;
   let token: string;
   const COLON_PASSWORD = 'pass:with:colons:';
 
   beforeAll(async () => {
     subject = await startTestApp();
-    account = await subject.createAccount({ password: COLON_PASSWORD });
+    account = await subject.createAccount();
+    colonAccount = await subject.createAccount({ password: COLON_PASSWORD });
     token = await issueToken(subject.url, account);
     await subject.seedCustomers(30);
   });
@@ -42,17 +44,17 @@ describe('the HTTP edge', () => {
 
   describe('Basic credentials (RFC 7617)', () => {
     it('takes everything after the first colon as the password', async () => {
-      expect((await customers('', { authorization: basic(account) })).status).toBe(200);
+      expect((await customers('', { authorization: basic(colonAccount) })).status).toBe(200);
     });
 
     it('refuses a prefix of a password that holds a colon', async () => {
-      const prefix = { email: account.email, password: 'pass' };
+      const prefix = { email: colonAccount.email, password: 'pass' };
       expect((await customers('', { authorization: basic(prefix) })).status).toBe(401);
     });
 
     it('accepts the credentials written in the URL, as curl sends them', async () => {
       const url = new URL(`${subject.url}/customers?maxpagesize=1`);
-      url.username = encodeURIComponent(account.email);
+      url.username = encodeURIComponent(colonAccount.email);
       url.password = encodeURIComponent(COLON_PASSWORD);
       const { stdout } = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', url.toString()]);
       expect(stdout).toBe('200');
