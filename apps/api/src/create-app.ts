@@ -2,9 +2,11 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 import { AppModule } from './app.module';
 import { edgeOptions, installEdge } from './http/edge';
+import { completeDocument } from './http/openapi';
 import { createLogger, logRequests } from './http/logging';
 
 /** Builds the HTTP application (not yet listening): used by main.ts and by the e2e tests. */
@@ -30,16 +32,37 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
   });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Chronicle')
-      .setDescription('Event-sourced accounts, users and customers. Errors are RFC 9457 problem details.')
-      .setVersion('1')
-      .setOpenAPIVersion('3.1.0')
-      .addBearerAuth()
-      .addBasicAuth()
-      .build(),
+  const document = completeDocument(
+    SwaggerModule.createDocument(
+      app,
+      new DocumentBuilder()
+        .setTitle('Chronicle')
+        .setDescription('Event-sourced accounts, users and customers. Errors are RFC 9457 problem details.')
+        .setVersion('1')
+        .setOpenAPIVersion('3.1.0')
+        // addBearerAuth would add `bearerFormat: JWT`; these tokens are opaque.
+        .addSecurity('bearer', {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An opaque access token from POST /api/v1/account/tokens.',
+        })
+        .addBasicAuth(
+          { type: 'http', scheme: 'basic', description: 'The e-mail address and password.' },
+          'basic',
+        )
+        .addApiKey(
+          {
+            type: 'apiKey',
+            in: 'query',
+            name: QUERY_TOKEN_PARAMETER,
+            description:
+              'The access token as a query parameter (RFC 6750 §2.3); discouraged: addresses leak.',
+          },
+          QUERY_TOKEN_PARAMETER,
+        )
+        .build(),
+    ),
+    config.publicBaseUrl,
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
   return app;

@@ -1,4 +1,4 @@
-import { Credentials, credentialsOf, queryCarriesToken } from './credentials';
+import { Credentials, credentialsOf } from './credentials';
 
 function request(headers: [string, string][], query: Record<string, unknown> = {}) {
   return { query, raw: { rawHeaders: headers.flat() } };
@@ -78,12 +78,5 @@ describe('credentialsOf', () => {
     expect(credentialsOf(given)).toEqual({ kind: 'bearer', token: 'first' });
     given.raw.rawHeaders[1] = 'Bearer second';
     expect(credentialsOf(given)).toEqual({ kind: 'bearer', token: 'first' });
-  });
-
-  it('tells whether the query carries a token, even an invalid or repeated one', () => {
-    expect(queryCarriesToken(request([], { access_token: ['a', 'b'] }))).toBe(true);
-    expect(queryCarriesToken(request([], { access_token: '' }))).toBe(true);
-    expect(queryCarriesToken(request([], { token: 'x' }))).toBe(false);
-    expect(queryCarriesToken({ raw: { rawHeaders: [] } })).toBe(false);
   });
 });

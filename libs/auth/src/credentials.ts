@@ -34,12 +34,6 @@ export function credentialsOf(request: RequestLike): Credentials {
   return (memo[PARSED] ??= read(request));
 }
 
-/** Whether the query names `access_token` at all: its URL then must not leak (Referer, caches). */
-export function queryCarriesToken(request: RequestLike): boolean {
-  const query = request.query as Record<string, unknown> | null | undefined;
-  return query != null && Object.prototype.hasOwnProperty.call(query, QUERY_TOKEN_PARAMETER);
-}
-
 function read(request: RequestLike): Credentials {
   // Node joins repeated headers or keeps only the first: count Authorization in the raw list.
   let authorization: string | undefined;
@@ -53,8 +47,9 @@ function read(request: RequestLike): Credentials {
     }
   }
   let queryToken: unknown;
-  if (queryCarriesToken(request)) {
-    queryToken = (request.query as Record<string, unknown>)[QUERY_TOKEN_PARAMETER];
+  const query = request.query as Record<string, unknown> | null | undefined;
+  if (query != null && Object.prototype.hasOwnProperty.call(query, QUERY_TOKEN_PARAMETER)) {
+    queryToken = query[QUERY_TOKEN_PARAMETER];
     // A repeated parameter arrives as a list: each value is one more credential.
     count += Array.isArray(queryToken) ? queryToken.length : 1;
   }

@@ -11,6 +11,7 @@ import { comparePositions, EventStore, formatPosition, Position } from '@chronic
 import { ProjectionRunner, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
 import { createApp } from '../../../apps/api/src/create-app';
 import { backendEnv, discardBackend, E2E_BACKEND, stopAtFileEnd } from './backend';
+import { ResponseChecker } from './openapi-responses';
 import { ProjectorProcess, startProjector } from './projector-process';
 
 export { backendEnv, E2E_BACKEND } from './backend';
@@ -71,9 +72,15 @@ export async function startTestApp(
   const projector =
     E2E_BACKEND === 'doubles' ? startProjector({ DATA_DIR: dataDir, ...stores, ...options.env }) : null;
   let app: NestFastifyApplication | undefined;
+  let checker: ResponseChecker | null = null;
   try {
     app = await createApp(config);
+    ResponseChecker.install(app.getHttpAdapter().getInstance(), () => checker);
     await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.getHttpServer().address() as AddressInfo;
+    checker = new ResponseChecker(
+      (await (await fetch(`http://127.0.0.1:${port}/docs/json`)).json()) as never,
+    );
     // As the embedded API does before it serves: the read models have caught up with the history.
     await projector?.waitForOutput(/Projector ready/);
   } catch (error) {
@@ -103,6 +110,7 @@ export async function startTestApp(
       } finally {
         await projector?.stop();
       }
+      checker?.assertNone();
     })();
     return stopped;
   };

@@ -12,8 +12,6 @@ import {
 import { CommandBus } from '@nestjs/cqrs';
 import {
   ApiAcceptedResponse,
-  ApiBasicAuth,
-  ApiBearerAuth,
   ApiBody,
   ApiExtraModels,
   ApiNoContentResponse,
@@ -30,7 +28,13 @@ import {
   Principal,
   RequestPasswordResetCommand,
 } from '@chronicle/application';
-import { AccountSessions, AuthenticatedRequest, OptionalAuth, requireAuthentication } from '@chronicle/auth';
+import {
+  AccountSessions,
+  AuthenticatedRequest,
+  OptionalAuth,
+  QUERY_TOKEN_PARAMETER,
+  requireAuthentication,
+} from '@chronicle/auth';
 import {
   PasswordChangeDto,
   passwordFormOf,
@@ -38,6 +42,7 @@ import {
   PasswordResetRequestDto,
 } from './account-password.dto';
 import { Consumes, JSON_MEDIA_TYPE } from '../http/edge';
+import { ApiProblems } from '../http/openapi';
 import { ResetRequestThrottlerGuard } from './reset-request-throttler.guard';
 
 @ApiTags('account')
@@ -54,13 +59,13 @@ export class AccountPasswordController {
   @OptionalAuth()
   @UseGuards(ResetRequestThrottlerGuard)
   @HttpCode(204)
-  @ApiBearerAuth()
-  @ApiBasicAuth()
   @ApiOperation({
     summary: 'Request a reset e-mail, complete a reset with its token, or change the password',
     description:
       'The exact set of members picks the form: {email} (202, no authentication, rate limited), ' +
       '{token, new} (204, no authentication), {old, new} (204, authenticated).',
+    // The first two forms need no credentials, the third needs them: {} makes them optional.
+    security: [{}, { bearer: [] }, { basic: [] }, { [QUERY_TOKEN_PARAMETER]: [] }],
   })
   @ApiBody({
     schema: {
@@ -68,9 +73,21 @@ export class AccountPasswordController {
         $ref: getSchemaPath(dto),
       })),
     },
+    examples: {
+      request: { summary: 'Ask for a reset e-mail', value: { email: 'ada@example.com' } },
+      completion: {
+        summary: 'Complete a reset',
+        value: { token: '<token from the e-mail>', new: 'a new long passphrase' },
+      },
+      change: {
+        summary: 'Change it (authenticated)',
+        value: { old: 'the current passphrase', new: 'a new long passphrase' },
+      },
+    },
   })
   @ApiAcceptedResponse({ description: 'Reset requested: an e-mail follows if the address has an account.' })
   @ApiNoContentResponse({ description: 'Password replaced.' })
+  @ApiProblems(400, 401, 413, 415, 422, 429)
   async put(
     @Body() body: unknown,
     @Req() request: FastifyRequest & AuthenticatedRequest,

@@ -7,6 +7,11 @@ export class AccessTokenDto {
   @ApiProperty({ enum: ['Bearer'] })
   token_type!: 'Bearer';
 
-  @ApiProperty({ description: 'Seconds until the token expires.', example: 3600 })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    description: 'Seconds until the token expires.',
+    example: 3600,
+  })
   expires_in!: number;
 }

@@ -1,17 +1,18 @@
 import { BadRequestException, Controller, Delete, HttpCode, Post, Req } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import {
-  ApiBasicAuth,
   ApiBearerAuth,
   ApiCreatedResponse,
+  ApiSecurity,
   ApiNoContentResponse,
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { IssueAccessTokenCommand, Principal, RevokeAccessTokenCommand } from '@chronicle/application';
-import { AccountSessions, CurrentPrincipal } from '@chronicle/auth';
+import { AccountSessions, CurrentPrincipal, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
+import { ApiCredentials, ApiProblems } from '../http/openapi';
 import { AccessTokenDto } from './access-token.dto';
 
 @ApiTags('account')
@@ -24,10 +25,10 @@ export class AccountTokensController {
   ) {}
 
   @Post()
-  @ApiBasicAuth()
-  @ApiBearerAuth()
-  @ApiOperation({ summary: 'Issue an access token for the authenticated account' })
+  @ApiCredentials()
+  @ApiOperation({ summary: 'Issue an access token for the authenticated account (no request body)' })
   @ApiCreatedResponse({ type: AccessTokenDto })
+  @ApiProblems(400, 401, 415)
   async issue(
     @CurrentPrincipal() principal: Principal,
     @Req() request: FastifyRequest,
@@ -43,9 +44,11 @@ export class AccountTokensController {
 
   @Delete('current')
   @HttpCode(204)
-  @ApiBearerAuth()
+  @ApiBearerAuth('bearer')
+  @ApiSecurity(QUERY_TOKEN_PARAMETER)
   @ApiOperation({ summary: 'Revoke the access token this request carries' })
-  @ApiNoContentResponse()
+  @ApiNoContentResponse({ description: 'Revoked.' })
+  @ApiProblems(400, 401)
   async revokeCurrent(
     @CurrentPrincipal() principal: Principal,
     @Req() request: FastifyRequest,

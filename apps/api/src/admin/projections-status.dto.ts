@@ -4,10 +4,19 @@ export class ProjectionStatusDto {
   @ApiProperty({ example: 'customers' })
   name!: string;
 
-  @ApiProperty({ type: String, nullable: true, example: '1040', description: 'Last event applied.' })
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'null' }],
+    example: '1040',
+    description: 'Last event applied.',
+  })
   checkpoint!: string | null;
 
-  @ApiProperty({ example: 2, description: 'Events in the store after the checkpoint.' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    example: 2,
+    description: 'Events in the store after the checkpoint.',
+  })
   lag!: number;
 
   @ApiProperty({ description: 'False when the count stopped at its cap: the lag is at least `lag`.' })
@@ -15,7 +24,11 @@ export class ProjectionStatusDto {
 }
 
 export class ProjectionsStatusDto {
-  @ApiProperty({ type: String, nullable: true, example: '1042', description: 'The newest event.' })
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'null' }],
+    example: '1042',
+    description: 'The newest event.',
+  })
   head!: string | null;
 
   @ApiProperty({ type: [ProjectionStatusDto] })

@@ -1,13 +1,13 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiBasicAuth, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCredentials, ApiProblems } from '../http/openapi';
 import { GetProjectionStatusQuery, ProjectionsStatus } from '@chronicle/application';
 import { AdminGuard } from './admin.guard';
 import { ProjectionsStatusDto } from './projections-status.dto';
 
 @ApiTags('admin')
-@ApiBearerAuth()
-@ApiBasicAuth()
+@ApiCredentials()
 @Controller('api/v1/admin/projections')
 @UseGuards(AdminGuard)
 export class ProjectionsController {
@@ -16,6 +16,7 @@ export class ProjectionsController {
   @Get()
   @ApiOperation({ summary: "Each projection's checkpoint, the store's last position and the lag (admin)" })
   @ApiOkResponse({ type: ProjectionsStatusDto })
+  @ApiProblems(400, 401, 403)
   status(): Promise<ProjectionsStatus> {
     return this.queries.execute(new GetProjectionStatusQuery());
   }

@@ -1,6 +1,7 @@
 import { Controller, Get, Query, Res, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiBasicAuth, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
 import type { FastifyReply } from 'fastify';
 import { AuditRecord, DEFAULT_AUDIT_LIMIT, ListAuditEventsQuery } from '@chronicle/application';
 import { formatPosition, parsePosition, Position } from '@chronicle/event-store';
@@ -10,8 +11,7 @@ import { AuditRecordDto, ListAuditEventsQueryDto } from './list-audit-events.dto
 const PATH = '/api/v1/audit/events';
 
 @ApiTags('audit')
-@ApiBearerAuth()
-@ApiBasicAuth()
+@ApiCredentials()
 @Controller(PATH.slice(1))
 @UseGuards(AdminGuard)
 export class AuditController {
@@ -19,12 +19,29 @@ export class AuditController {
 
   @Get()
   @ApiOperation({ summary: 'The event history, oldest first, secrets redacted (admin)' })
-  @ApiOkResponse({ type: [AuditRecordDto], description: 'A Link rel="next" header pages the history.' })
+  @ApiQueryFrom(ListAuditEventsQueryDto, {
+    stream: 'Only this stream, e.g. `user-<id>`.',
+    type: 'Only this event type, e.g. `UserPatched.v1`.',
+    actor: 'Only events caused by this account id, or `system`.',
+    after: 'Only events after this position (exclusive), e.g. from a next link.',
+    limit: `At most this many records (default ${DEFAULT_AUDIT_LIMIT}).`,
+  })
+  @ApiOkResponse({
+    type: [AuditRecordDto],
+    description: 'The history, oldest first.',
+    headers: {
+      Link: {
+        description: 'rel="next": the same filters from the next position.',
+        schema: { type: 'string' },
+      },
+    },
+  })
+  @ApiProblems(400, 401, 403)
   async list(
     @Query() query: ListAuditEventsQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<AuditRecord[]> {
-    const limit = query.limit === undefined ? DEFAULT_AUDIT_LIMIT : Number(query.limit);
+    const limit = query.limit ?? DEFAULT_AUDIT_LIMIT;
     // The DTO has checked the shape, so parsing cannot fail.
     const after = query.after === undefined ? undefined : (parsePosition(query.after) as Position);
     const page = await this.queries.execute(

@@ -1,22 +1,14 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from '@chronicle/application';
+import { ApiProperty } from '@nestjs/swagger';
+import { IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { MAX_AUDIT_LIMIT } from '@chronicle/application';
 import { AuthenticatedQueryDto } from '../customers/list-customers.dto';
 
-/** 1 to MAX_AUDIT_LIMIT (1000), as digits. */
-export const AUDIT_LIMIT = /^0*(?:[1-9]\d{0,2}|1000)$/;
-
 export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
-  @ApiPropertyOptional({
-    description: 'Only this stream.',
-    example: 'user-1b4e28ba-2fa1-11d2-883f-0016d3cca427',
-  })
   @IsOptional()
   @IsString()
   @Length(1, 300)
   stream?: string;
 
-  @ApiPropertyOptional({ description: 'Only this event type.', example: 'UserPatched.v1' })
   @IsOptional()
   @IsString()
   @Matches(/^[A-Za-z][A-Za-z0-9]*\.v\d{1,6}$/, {
@@ -24,27 +16,21 @@ export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   })
   type?: string;
 
-  @ApiPropertyOptional({ description: 'Only events caused by this account id, or `system`.' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   actor?: string;
 
-  @ApiPropertyOptional({ description: 'Only events after this position (exclusive), e.g. from a next link.' })
   @IsOptional()
   @IsString()
   @Matches(/^\d{1,20}(:\d{1,20})?$/, { message: 'after must be a position such as 42 or 42:40' })
   after?: string;
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    maximum: MAX_AUDIT_LIMIT,
-    default: DEFAULT_AUDIT_LIMIT,
-  })
   @IsOptional()
-  @Matches(AUDIT_LIMIT, { message: `limit must be an integer from 1 to ${MAX_AUDIT_LIMIT}` })
-  limit?: string;
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1, { message: `limit must be from 1 to ${MAX_AUDIT_LIMIT}` })
+  @Max(MAX_AUDIT_LIMIT, { message: `limit must be from 1 to ${MAX_AUDIT_LIMIT}` })
+  limit?: number;
 }
 
 export class AuditRecordDto {
@@ -69,7 +55,10 @@ export class AuditRecordDto {
   @ApiProperty({ description: 'The X-Request-Id of the request that started the work.' })
   correlationId!: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The event or command that caused this one.' })
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'null' }],
+    description: 'The event or command that caused this one.',
+  })
   causationId!: string | null;
 
   @ApiProperty({

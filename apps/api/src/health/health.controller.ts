@@ -1,5 +1,12 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import {
   HealthCheck,
   HealthCheckService,
@@ -9,6 +16,46 @@ import {
 import { Public } from '@chronicle/auth';
 import { EventStore } from '@chronicle/event-store';
 import { ReadStore } from '@chronicle/read-models';
+import { ProblemDto } from '../http/openapi';
+import { PROBLEM_CONTENT_TYPE } from '../http/problem-details';
+
+class HealthDto {
+  @ApiProperty({ enum: ['ok'] })
+  status!: 'ok';
+
+  @ApiProperty({
+    description: 'Each check that passed, by name.',
+    additionalProperties: true,
+    type: 'object',
+  })
+  info!: Record<string, unknown>;
+
+  @ApiProperty({
+    description: 'Each check that failed, by name (empty when healthy).',
+    additionalProperties: true,
+    type: 'object',
+  })
+  error!: Record<string, unknown>;
+
+  @ApiProperty({ description: 'Every check, by name.', additionalProperties: true, type: 'object' })
+  details!: Record<string, unknown>;
+}
+
+/** Public, documented here rather than by terminus (whose schemas are OpenAPI 3.0). */
+const ApiHealth =
+  (summary: string) => (target: object, key: string | symbol, descriptor: PropertyDescriptor) => {
+    for (const decorator of [
+      HealthCheck({ noCache: true, swaggerDocumentation: false }),
+      ApiOperation({ summary, security: [] }),
+      ApiOkResponse({ type: HealthDto, description: 'Healthy.' }),
+      ApiResponse({
+        status: 503,
+        description: 'Not healthy: the problem says which check failed.',
+        content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDto) } } },
+      }),
+    ])
+      decorator(target, key, descriptor);
+  };
 
 @ApiTags('health')
 @Public()
@@ -23,14 +70,14 @@ export class HealthController {
 
   /** The process is up and serving. */
   @Get('live')
-  @HealthCheck()
+  @ApiHealth('Liveness: the process is up and serving')
   live() {
     return this.health.check([]);
   }
 
   /** Ready for traffic: the event store and the read store answer. */
   @Get('ready')
-  @HealthCheck()
+  @ApiHealth('Readiness: the event store and the read store answer')
   ready() {
     return this.health.check([
       () => this.ping('eventStore', () => this.eventStore.ping()),

@@ -4,68 +4,120 @@ import { getMetadataStorage } from 'class-validator';
 import { targetConstructorToSchema } from 'class-validator-jsonschema';
 import { FieldError } from '@chronicle/domain';
 
+/** An integer on the wire: digits with an optional sign; `1.5`, `1e3`, ` 7`, `0x10` and `` are not. */
+const INTEGER = /^-?\d+$/;
+
+/** The JSON schema of a query DTO, derived from its class-validator rules; unknown members refused. */
+export function querySchemaOf(dto: Type): QuerySchema {
+  return { ...(targetConstructorToSchema(dto) as unknown as QuerySchema), additionalProperties: false };
+}
+
+export interface QuerySchema {
+  type: 'object';
+  properties: Record<string, { type?: string; [keyword: string]: unknown }>;
+  required?: string[];
+  additionalProperties: false;
+}
+
+interface CompiledQuery {
+  validate: ValidateFunction;
+  integers: Set<string>;
+  messages: Map<string, string>;
+}
+
 /**
- * Query strings are validated by a JSON schema compiled once per DTO, derived from the DTO's
- * class-validator declarations (class-validator-jsonschema): the DTO stays the one declaration,
- * and a request pays for a compiled check, not for class-transformer and class-validator.
- * Parameters are checked in their wire form, strings, so `1e3`, ` 7` and `0x10` are not integers
- * (JSON-schema type coercion would take them); the controller then parses the checked strings.
- * It runs as a pipe, after the guard: a request without credentials learns nothing of the rules.
+ * Query strings are validated by a JSON schema compiled once per DTO and derived from the DTO's
+ * class-validator rules (class-validator-jsonschema): the DTO stays the one declaration, and a
+ * request pays for a compiled check, not for class-transformer and class-validator. Integer
+ * parameters are parsed from their wire form first, strictly (JSON-schema type coercion would take
+ * `1e3` and `0x10`); any integer is valid, one beyond ±2^53 held at that bound, which no id or
+ * page reaches. It runs as a pipe, after the guard: a caller without credentials learns nothing.
  */
 @Injectable()
 export class QueryValidationPipe implements PipeTransform {
   private readonly ajv = new Ajv({ allErrors: true, coerceTypes: false, strict: true });
-  private readonly validators = new Map<
-    Type,
-    { validate: ValidateFunction; messages: Map<string, string> }
-  >();
+  private readonly compiled = new Map<Type, CompiledQuery>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type !== 'query' || metadata.metatype === undefined || metadata.data !== undefined)
       return value;
-    const { validate, messages } = this.validatorFor(metadata.metatype);
-    if (!validate(value)) {
+    const { validate, integers, messages } = this.compile(metadata.metatype);
+    const raw = (value ?? {}) as Record<string, unknown>;
+    // No prototype: a parameter named __proto__ stays a plain member, refused as unknown.
+    const query = Object.create(null) as Record<string, unknown>;
+    for (const name of Object.keys(raw)) {
+      const given = raw[name];
+      query[name] =
+        integers.has(name) && typeof given === 'string' && INTEGER.test(given) ? integerOf(given) : given;
+    }
+    if (!validate(query)) {
       throw new BadRequestException({
         type: 'invalid-parameters',
         title: 'Invalid query parameters',
         detail: 'One or more query parameters are invalid.',
-        errors: (validate.errors ?? []).map((error) => fieldError(error, messages)),
+        errors: (validate.errors ?? []).map((error) => fieldError(error, raw, messages)),
       });
     }
-    return value;
+    return query;
   }
 
-  private validatorFor(dto: Type) {
-    let compiled = this.validators.get(dto);
+  private compile(dto: Type): CompiledQuery {
+    let compiled = this.compiled.get(dto);
     if (compiled === undefined) {
+      const schema = querySchemaOf(dto);
       compiled = {
-        validate: this.ajv.compile({ ...targetConstructorToSchema(dto), additionalProperties: false }),
+        validate: this.ajv.compile(schema),
+        integers: new Set(
+          Object.entries(schema.properties)
+            .filter(([, property]) => property.type === 'integer')
+            .map(([name]) => name),
+        ),
         messages: declaredMessages(dto),
       };
-      this.validators.set(dto, compiled);
+      this.compiled.set(dto, compiled);
     }
     return compiled;
   }
 }
 
-/** Each property's message as its DTO declares it (the first fixed one), to explain a refusal. */
+function integerOf(digits: string): number {
+  return Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Number(digits)));
+}
+
+/** The JSON-schema keyword each class-validator rule becomes. */
+const KEYWORDS: Record<string, string[]> = {
+  isInt: ['type'],
+  isString: ['type'],
+  min: ['minimum'],
+  max: ['maximum'],
+  matches: ['pattern'],
+  isLength: ['minLength', 'maxLength'],
+};
+
+/** The messages the DTO declares, by property and JSON-schema keyword, to explain a refusal. */
 function declaredMessages(dto: Type): Map<string, string> {
   const messages = new Map<string, string>();
   for (const rule of getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false)) {
-    if (typeof rule.message === 'string' && !messages.has(rule.propertyName)) {
-      messages.set(rule.propertyName, rule.message);
-    }
+    if (typeof rule.message !== 'string') continue;
+    for (const keyword of KEYWORDS[rule.name ?? ''] ?? [])
+      messages.set(`${rule.propertyName} ${keyword}`, rule.message);
   }
   return messages;
 }
 
-function fieldError(error: ErrorObject, messages: Map<string, string>): FieldError {
+function fieldError(
+  error: ErrorObject,
+  raw: Record<string, unknown>,
+  messages: Map<string, string>,
+): FieldError {
   if (error.keyword === 'additionalProperties') {
     const field = String((error.params as { additionalProperty: string }).additionalProperty);
     return { field, message: `${field} is not a parameter of this endpoint` };
   }
   const field = error.instancePath.slice(1).split('/')[0];
-  // A repeated parameter arrives as a list.
-  if (error.keyword === 'type') return { field, message: `${field} must be given once, as a single value` };
-  return { field, message: messages.get(field) ?? `${field} ${error.message ?? 'is invalid'}` };
+  if (Array.isArray(raw[field])) return { field, message: `${field} must be given once` };
+  return {
+    field,
+    message: messages.get(`${field} ${error.keyword}`) ?? `${field} ${error.message ?? 'is invalid'}`,
+  };
 }

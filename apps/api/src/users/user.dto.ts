@@ -7,11 +7,23 @@ export class UserDto {
   @ApiProperty({ minLength: 1, maxLength: 200 })
   name!: string;
 
-  @ApiProperty({ minimum: 0, maximum: 150 })
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 150 })
   age!: number;
 
   @ApiProperty({ format: 'date-time' })
   createdon!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  modifiedon!: string;
+}
+
+/** The fragment representation: the members the patch named, with their new values, and modifiedon. */
+export class UserFragmentDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
+  name?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 150 })
+  age?: number;
 
   @ApiProperty({ format: 'date-time' })
   modifiedon!: string;

@@ -11,20 +11,21 @@ import {
 } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import {
-  ApiBasicAuth,
-  ApiBearerAuth,
   ApiBody,
+  ApiConsumes,
+  ApiExtraModels,
   ApiHeader,
   ApiOkResponse,
   ApiOperation,
-  ApiProduces,
   ApiTags,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PatchUserCommand, Principal } from '@chronicle/application';
 import { CurrentPrincipal } from '@chronicle/auth';
 import { Consumes, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
-import { UserDto, UserPatchDto } from './user.dto';
+import { ApiCredentials, ApiProblems } from '../http/openapi';
+import { UserDto, UserFragmentDto, UserPatchDto } from './user.dto';
 import {
   etagOf,
   FRAGMENT_MEDIA_TYPE,
@@ -38,8 +39,8 @@ import {
 } from './user-representations';
 
 @ApiTags('users')
-@ApiBearerAuth()
-@ApiBasicAuth()
+@ApiCredentials()
+@ApiExtraModels(UserDto)
 @Controller('users')
 export class UsersController {
   constructor(private readonly commands: CommandBus) {}
@@ -47,10 +48,30 @@ export class UsersController {
   @Patch(':userId')
   @Consumes(MERGE_PATCH_MEDIA_TYPE)
   @ApiOperation({ summary: 'Change a user with a JSON merge patch (RFC 7396) on name and age' })
-  @ApiBody({ type: UserPatchDto, description: `Content-Type: ${MERGE_PATCH_MEDIA_TYPE}` })
+  @ApiExtraModels(UserPatchDto, UserFragmentDto)
+  @ApiConsumes(MERGE_PATCH_MEDIA_TYPE)
+  @ApiBody({
+    required: true,
+    schema: { $ref: getSchemaPath(UserPatchDto) },
+    examples: {
+      age: { summary: 'Change the age', value: { age: 37 } },
+      both: { value: { name: 'Ada', age: 36 } },
+    },
+  })
   @ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the version being changed' })
-  @ApiProduces(USER_MEDIA_TYPE, FRAGMENT_MEDIA_TYPE)
-  @ApiOkResponse({ type: UserDto, description: 'The full user, or only the patched fields plus modifiedon.' })
+  @ApiOkResponse({
+    description:
+      'The full user (also for application/json, */* or no Accept), or only the patched members plus modifiedon.',
+    content: {
+      [USER_MEDIA_TYPE]: { schema: { $ref: getSchemaPath(UserDto) } },
+      [FRAGMENT_MEDIA_TYPE]: { schema: { $ref: getSchemaPath(UserFragmentDto) } },
+    },
+    headers: {
+      ETag: { description: "The user's version; send it as If-Match.", schema: { type: 'string' } },
+      Vary: { description: 'Accept', schema: { type: 'string' } },
+    },
+  })
+  @ApiProblems(400, 401, 403, 404, 406, 409, 412, 413, 415, 422)
   async patch(
     @Param('userId') userId: string,
     @Body() body: unknown,

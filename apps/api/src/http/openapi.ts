@@ -1,0 +1,144 @@
+import { applyDecorators, Type } from '@nestjs/common';
+import {
+  ApiBasicAuth,
+  ApiBearerAuth,
+  ApiExtraModels,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiQuery,
+  ApiResponse,
+  ApiSecurity,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
+import { PROBLEM_CONTENT_TYPE } from './problem-details';
+import { querySchemaOf } from './validation';
+
+class FieldErrorDto {
+  @ApiProperty({ example: 'age' })
+  field!: string;
+
+  @ApiProperty({ example: 'age must be an integer from 0 to 150' })
+  message!: string;
+}
+
+/** RFC 9457 problem details, the body of every error. */
+export class ProblemDto {
+  @ApiProperty({ description: 'A URI reference naming the error.', example: 'validation-error' })
+  type!: string;
+
+  @ApiProperty({ example: 'Invalid values' })
+  title!: string;
+
+  @ApiProperty({ type: 'integer', minimum: 400, maximum: 599, example: 422 })
+  status!: number;
+
+  @ApiPropertyOptional({ example: 'age must be an integer from 0 to 150' })
+  detail?: string;
+
+  @ApiPropertyOptional({ type: [FieldErrorDto], description: 'Field problems, when the request had some.' })
+  errors?: FieldErrorDto[];
+}
+
+const HEADER_DESCRIPTIONS: Record<string, { description: string; schema: object }> = {
+  'WWW-Authenticate': {
+    description:
+      'Both schemes: `Bearer realm="api"` (with `error="invalid_token"` for a rejected token) and `Basic realm="api", charset="UTF-8"`.',
+    schema: { type: 'string' },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before trying again.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+  'Accept-Patch': {
+    description: 'The patch format this resource takes.',
+    schema: { type: 'string', const: 'application/merge-patch+json' },
+  },
+};
+
+const PROBLEM_DESCRIPTIONS: Record<number, string> = {
+  400: 'Malformed request: a parameter or body of the wrong type or shape, or more than one set of credentials.',
+  401: 'Missing or invalid credentials.',
+  403: 'Authenticated, but not allowed.',
+  404: 'No such resource.',
+  406: 'None of the media types in Accept is offered; the problem lists the supported ones.',
+  409: 'The change conflicted with another one, even after retrying.',
+  412: "If-Match does not name the resource's current version; nothing changed.",
+  413: 'The body is larger than 64 KiB.',
+  415: 'The body is of a media type this operation does not take.',
+  422: 'Well-formed, but a value breaks a rule.',
+  429: 'Rate limited.',
+};
+
+/** Error responses, as problem details, with the headers each status carries. */
+export function ApiProblems(...statuses: (keyof typeof PROBLEM_DESCRIPTIONS)[]) {
+  return applyDecorators(
+    ApiExtraModels(ProblemDto),
+    ...statuses.map((status) =>
+      ApiResponse({
+        status,
+        description: PROBLEM_DESCRIPTIONS[status],
+        content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDto) } } },
+        headers: {
+          ...(status === 401 ? { 'WWW-Authenticate': HEADER_DESCRIPTIONS['WWW-Authenticate'] } : {}),
+          ...(status === 429 ? { 'Retry-After': HEADER_DESCRIPTIONS['Retry-After'] } : {}),
+          ...(status === 415 ? { 'Accept-Patch': HEADER_DESCRIPTIONS['Accept-Patch'] } : {}),
+        },
+      }),
+    ),
+  );
+}
+
+/** The three ways a request may authenticate (exactly one of them per request). */
+export const ApiCredentials = () =>
+  applyDecorators(ApiBearerAuth('bearer'), ApiBasicAuth('basic'), ApiSecurity(QUERY_TOKEN_PARAMETER));
+
+/**
+ * The query parameters of a DTO, described by the same JSON schema QueryValidationPipe checks them
+ * with (derived from the DTO's class-validator rules), so the document and the service agree.
+ * `access_token` is a credential, described by its security scheme instead.
+ */
+export function ApiQueryFrom(dto: Type, descriptions: Record<string, string>) {
+  const schema = querySchemaOf(dto);
+  return applyDecorators(
+    ...Object.entries(schema.properties)
+      .filter(([name]) => name !== QUERY_TOKEN_PARAMETER)
+      .map(([name, property]) =>
+        ApiQuery({
+          name,
+          required: schema.required?.includes(name) ?? false,
+          description: descriptions[name],
+          schema: property as never,
+        }),
+      ),
+  );
+}
+
+const REQUEST_ID_HEADER = {
+  description: "The request's id: the client's X-Request-Id when it sent a safe one, else a new one.",
+  schema: { type: 'string' },
+};
+
+/**
+ * What every operation shares, added once: the X-Request-Id header on every response, and a
+ * default response in problem details for what any request may meet (a timeout, an outage).
+ */
+export function completeDocument(document: OpenAPIObject, publicBaseUrl: string): OpenAPIObject {
+  document.servers = [{ url: publicBaseUrl }];
+  for (const operations of Object.values(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = operations[method];
+      if (operation === undefined) continue;
+      operation.responses.default ??= {
+        description: 'Any other error (a timeout, an unavailable store), as problem details.',
+        content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDto) } } },
+      };
+      for (const response of Object.values(operation.responses)) {
+        if (response === undefined || '$ref' in response) continue;
+        response.headers = { 'X-Request-Id': REQUEST_ID_HEADER, ...response.headers };
+      }
+    }
+  }
+  return document;
+}
