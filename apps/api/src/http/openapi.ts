@@ -125,7 +125,12 @@ const REQUEST_ID_HEADER = {
  * default response in problem details for what any request may meet (a timeout, an outage).
  */
 export function completeDocument(document: OpenAPIObject, publicBaseUrl: string): OpenAPIObject {
-  document.servers = [{ url: publicBaseUrl }];
+  // The docs page's "Try it out" calls the first server: the one it was loaded from (its CSP
+  // allows no other origin). The public address follows for clients reading the document elsewhere.
+  document.servers = [
+    { url: '/', description: 'The server that serves this document' },
+    { url: publicBaseUrl, description: 'PUBLIC_BASE_URL' },
+  ];
   for (const operations of Object.values(document.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = operations[method];
