@@ -1,11 +1,13 @@
 import { Logger } from '@nestjs/common';
 import {
+  CheckpointBeyondHeadError,
   comparePositions,
   EventStore,
   EventSubscription,
   formatPosition,
   Position,
   RecordedEvent,
+  resumePosition,
   SubscriptionMessage,
 } from '@chronicle/event-store';
 import { Projection } from './projections/projection';
@@ -158,7 +160,12 @@ export class ProjectionRunner {
     while (this.state === 'running') {
       try {
         if (!checkpointRead) {
-          this.applied = await this.readStore.getCheckpoint(this.checkpointName);
+          this.applied = await resumePosition(
+            this.eventStore,
+            `the projections (${this.checkpointName})`,
+            await this.readStore.getCheckpoint(this.checkpointName),
+            (message) => this.logger.warn(message),
+          );
           checkpointRead = true;
         }
         await this.follow();
@@ -167,6 +174,7 @@ export class ProjectionRunner {
         }
       } catch (error) {
         if (this.state !== 'running') break;
+        if (error instanceof CheckpointBeyondHeadError) return this.fail(error);
         const { message, stack } = describeError(error);
         this.logger.error(
           `Projection failed after ${this.describeApplied()}: ${message}; retrying in ${this.delayMs} ms`,
@@ -177,6 +185,13 @@ export class ProjectionRunner {
       await this.sleep(this.delayMs);
       this.delayMs = Math.min(this.delayMs * 2, this.maxDelayMs);
     }
+  }
+
+  /** Stops for good: retrying cannot help, an operator must act. */
+  private fail(error: Error): void {
+    this.logger.error(error.message);
+    this.state = 'stopped';
+    this.caughtUpSignal.reject(error);
   }
 
   private async follow(): Promise<void> {

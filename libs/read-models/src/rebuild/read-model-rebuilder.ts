@@ -3,7 +3,7 @@ import { Projection } from '../projections/projection';
 import { ReadStore } from '../read-store.port';
 import { compareReadModels, Difference, recheck } from './compare-read-models';
 import { RebuildTarget } from './rebuild-target';
-import { replayInto } from './replay';
+import { Replayed, replayInto } from './replay';
 
 export interface RebuildProgress {
   /** Events replayed so far. */
@@ -58,8 +58,12 @@ export class ReadModelRebuilder {
     const started = process.hrtime.bigint();
     const generation = await this.target.create('rebuild');
     let events: number;
+    let replayed: Replayed;
+    // A live checkpoint beyond the log (the event store was wiped) stops the projector at start;
+    // the rebuild is what that message prescribes, so it must leave the checkpoint in the log.
+    const stale = await this.liveCheckpointBeyondLog();
     try {
-      const replayed = await this.replay(generation, options);
+      replayed = await this.replay(generation, options);
       options.signal?.throwIfAborted();
       events = replayed.events;
       events += await this.target.swapIn(generation, replayed.position, (store, after, checkpointName) =>
@@ -68,6 +72,16 @@ export class ReadModelRebuilder {
     } catch (error) {
       await this.target.discard(generation);
       throw error;
+    }
+    if (stale) {
+      const tail = await replayInto(this.eventStore, this.target.live, this.projections, {
+        after: replayed.position,
+        checkpointName: this.checkpointName,
+      });
+      events += tail.events;
+      if (tail.position !== null) {
+        await this.target.live.applyBatch([], { projection: this.checkpointName, position: tail.position });
+      }
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return {
@@ -106,6 +120,13 @@ export class ReadModelRebuilder {
     } finally {
       await this.target.discard(scratch);
     }
+  }
+
+  private async liveCheckpointBeyondLog(): Promise<boolean> {
+    const live = await this.target.live.getCheckpoint(this.checkpointName);
+    if (live === null) return false;
+    const end = await this.eventStore.endPosition();
+    return end === null || comparePositions(live, end) > 0;
   }
 
   private async replay(store: ReadStore, options: OperationOptions) {
