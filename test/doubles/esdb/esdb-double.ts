@@ -39,6 +39,8 @@ export interface EsdbDouble {
    * writing or, with `afterWrite`, after writing: the answer is lost, the events are in the log.
    */
   failAppends(count: number, fault: AppendFault, options?: { afterWrite?: boolean }): void;
+  /** The next `count` reads (not subscriptions) fail with `fault`. */
+  failReads(count: number, fault: AppendFault): void;
   /** Ends every live subscription with `code` (default UNAVAILABLE; OK ends them cleanly). */
   dropSubscriptions(code?: status): void;
   /**
@@ -103,6 +105,9 @@ export async function startEsdbDouble(options: EsdbDoubleOptions = {}): Promise<
     log,
     calls: (method) => counts.get(method) ?? 0,
     activeSubscriptions: () => streams.subscriptions.size,
+    failReads(count, fault) {
+      for (let i = 0; i < count; i++) streams.plannedReadFaults.push(fault);
+    },
     failAppends(count, fault, { afterWrite = false } = {}) {
       for (let i = 0; i < count; i++) streams.plannedFaults.push({ fault, afterWrite });
     },

@@ -83,7 +83,7 @@ export const ESDB_QUIRKS: readonly EsdbQuirk[] = [
 /** Events a catch-up page holds, for 'catch-up-page-checkpoints'. */
 export const CATCH_UP_PAGE = 20;
 
-/** Transient cluster errors an append can meet; see EsdbDouble.failAppends. */
+/** Transient cluster errors a call can meet; see EsdbDouble.failAppends and failReads. */
 export type AppendFault = 'not-leader' | 'unavailable' | 'deadline-exceeded';
 
 export interface PlannedFault {
@@ -149,6 +149,8 @@ export class StreamsService {
   readonly subscriptions = new Set<ActiveSubscription>();
   /** Faults the next appends meet, one each, in order. */
   readonly plannedFaults: PlannedFault[] = [];
+  /** Faults the next reads (not subscriptions) meet, one each, in order. */
+  readonly plannedReadFaults: AppendFault[] = [];
 
   constructor(private readonly options: StreamsServiceOptions) {}
 
@@ -178,6 +180,8 @@ export class StreamsService {
   }
 
   private async readOnce(session: CallSession): Promise<void> {
+    const fault = this.plannedReadFaults.shift();
+    if (fault) return session.failWith(this.faultError(fault));
     const options = requireOptions(session.call.request);
     const structured = options.getUuidOption()?.hasStructured() ?? false;
     const backwards = options.getReadDirection() === ReadReq.Options.ReadDirection.BACKWARDS;
