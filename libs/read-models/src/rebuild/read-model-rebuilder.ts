@@ -70,7 +70,8 @@ export class ReadModelRebuilder {
         replayInto(this.eventStore, store, this.projections, { after, checkpointName }),
       );
     } catch (error) {
-      await this.target.discard(generation);
+      // The failure is the news: a clean-up that fails as well must not replace it.
+      await this.target.discard(generation).catch(() => undefined);
       throw error;
     }
     if (stale) {
