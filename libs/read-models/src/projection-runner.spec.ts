@@ -272,6 +272,30 @@ describe('ProjectionRunner', () => {
     expect(await readStore.getCheckpoint('read-models')).toEqual(position(9));
   });
 
+  it('applies an event that comes after a checkpoint beyond it: a checkpoint never suppresses an event', async () => {
+    await registerCustomer(events, 1);
+    const [registered] = events.events;
+    let close: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (close = resolve));
+    jest.spyOn(events, 'subscribeToAll').mockImplementation(() => {
+      async function* messages(): AsyncGenerator<SubscriptionMessage> {
+        // What a server at the end of its log sent (KurrentDB PR 4975), then the event written there.
+        yield { kind: 'checkpoint', position: position(5) };
+        yield { kind: 'event', event: { ...registered, position: position(5) } };
+        yield { kind: 'caught-up' };
+        await closed;
+      }
+      const iterator = messages();
+      return { [Symbol.asyncIterator]: () => iterator, close: () => Promise.resolve(close()) };
+    });
+    const subject = runner();
+
+    await subject.start();
+
+    expect(await customerIds(readStore)).toEqual([1]);
+    expect(await readStore.getCheckpoint('read-models')).toEqual(position(5));
+  });
+
   it('applies the history before start() resolves, then follows live events', async () => {
     await registerCustomer(events, 2);
     await registerUser(events, 'u-1');

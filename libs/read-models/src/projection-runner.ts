@@ -217,6 +217,8 @@ export class ProjectionRunner {
     let gathered = this.applied;
     /** Whether `gathered` is beyond what has been applied. */
     let unapplied = false;
+    /** The last event taken in; the subscription starts after the checkpoint, so none is older. */
+    let lastEvent = this.applied;
     const applyBatch = async () => {
       if (!unapplied || gathered === null) return;
       unapplied = false;
@@ -253,12 +255,18 @@ export class ProjectionRunner {
           continue;
         }
         const position = message.kind === 'event' ? message.event.position : message.position;
-        // A subscription must start after the checkpoint; skipping anything older keeps a
-        // faulty adapter from making a batch's checkpoint go backwards.
-        if (gathered !== null && comparePositions(position, gathered) <= 0) continue;
-        gathered = position;
+        if (message.kind === 'event') {
+          // Only an event makes a later one a repeat: a checkpoint, which servers have sent
+          // wrong, never suppresses an event.
+          if (lastEvent !== null && comparePositions(position, lastEvent) <= 0) continue;
+          lastEvent = position;
+          batch.push(message.event);
+        } else if (gathered !== null && comparePositions(position, gathered) <= 0) {
+          continue;
+        }
+        // The batch's checkpoint never goes backwards.
+        if (gathered === null || comparePositions(position, gathered) > 0) gathered = position;
         unapplied = true;
-        if (message.kind === 'event') batch.push(message.event);
         if (batch.length >= this.batchSize) {
           idle = null;
           await applyBatch();
