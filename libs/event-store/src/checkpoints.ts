@@ -24,7 +24,9 @@ export async function resumePosition(
     return null;
   }
   const end = await store.endPosition();
-  if (end === null || comparePositions(stored, end) > 0) {
+  // (0, 0) names the start of the log, also of an empty one.
+  const beyond = end === null ? stored.commit > 0n : comparePositions(stored, end) > 0;
+  if (beyond) {
     throw new CheckpointBeyondHeadError(consumer, formatPosition(stored), end && formatPosition(end));
   }
   return stored;

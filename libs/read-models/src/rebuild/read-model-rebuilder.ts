@@ -1,4 +1,4 @@
-import { comparePositions, EventStore, Position } from '@chronicle/event-store';
+import { comparePositions, EventStore, Position, position } from '@chronicle/event-store';
 import { Projection } from '../projections/projection';
 import { ReadStore } from '../read-store.port';
 import { compareReadModels, Difference, recheck } from './compare-read-models';
@@ -52,6 +52,11 @@ export class ReadModelRebuilder {
     private readonly projections: readonly Projection[],
     /** The live projection runner's checkpoint. */
     private readonly checkpointName: string,
+    /**
+     * Checkpoints of the log's other consumers kept in the same store (sagas): one left beyond a
+     * wiped log is moved to the log's start, as they never saw any of its events.
+     */
+    private readonly otherCheckpoints: readonly string[] = [],
   ) {}
 
   async rebuild(options: OperationOptions = {}): Promise<RebuildResult> {
@@ -82,6 +87,11 @@ export class ReadModelRebuilder {
       events += tail.events;
       if (tail.position !== null) {
         await this.target.live.applyBatch([], { projection: this.checkpointName, position: tail.position });
+      }
+    }
+    for (const name of this.otherCheckpoints) {
+      if (await this.beyondLog(name)) {
+        await this.target.live.applyBatch([], { projection: name, position: position(0) });
       }
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -123,8 +133,12 @@ export class ReadModelRebuilder {
     }
   }
 
-  private async liveCheckpointBeyondLog(): Promise<boolean> {
-    const live = await this.target.live.getCheckpoint(this.checkpointName);
+  private liveCheckpointBeyondLog(): Promise<boolean> {
+    return this.beyondLog(this.checkpointName);
+  }
+
+  private async beyondLog(checkpointName: string): Promise<boolean> {
+    const live = await this.target.live.getCheckpoint(checkpointName);
     if (live === null) return false;
     const end = await this.eventStore.endPosition();
     return end === null || comparePositions(live, end) > 0;
