@@ -26,7 +26,7 @@ export class AuditController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<AuditRecord[]> {
     const limit = query.limit === undefined ? DEFAULT_AUDIT_LIMIT : Number(query.limit);
-    // The DTO has checked the shape, so parsing cannot fail.
+    // The DTO has checked the shape; auditAfter applies the event store's position rule.
     const after = query.after === undefined ? undefined : auditAfter(query.after);
     const page = await this.queries
       .execute(
