@@ -160,6 +160,28 @@ describe('EsdbSubscription', () => {
     await subscription.close();
   });
 
+  it('holds a checkpoint at the end of the log until the server has read past it', async () => {
+    // An unfixed server's end-of-log checkpoint, made to look valid by an append at that position.
+    const { client, nextOpened } = fakeClient(500);
+    const subscription = new EsdbSubscription(
+      client,
+      position(100),
+      { initialDelayMs: 1, maxDelayMs: 5 },
+      () => undefined,
+      ['UnitTested.v1'],
+    );
+    const { options, stream } = await nextOpened(1);
+    const checkpointReached = (options.filter as { checkpointReached: CheckpointReached }).checkpointReached;
+    await checkpointReached(stream, position(500));
+    stream.push(resolved(500));
+    stream.push(resolved(600));
+    const iterator = subscription[Symbol.asyncIterator]();
+
+    // Never a checkpoint at 500 before the event at 500: a consumer that stored it would skip it.
+    expect(await take(iterator, 2)).toEqual(['ev:500', 'ev:600']);
+    await subscription.close();
+  });
+
   it('resubscribes from the last event taken in, skips anything at or before it, and catches up once', async () => {
     const { client, nextOpened } = fakeClient();
     const drops: number[] = [];

@@ -53,8 +53,9 @@ interface Deferred {
  * Filter checkpoints are distrusted, because servers have sent wrong ones: (2^64-1, 2^64-1) on
  * 24.2 to 24.10.4 (KurrentDB PR 4892), the end of the log after an empty page (PR 4975). So a
  * checkpoint never suppresses an event (events are de-duplicated against the last event only),
- * one that names no record of the log is ignored and reported, and one the client announces while
- * events it received before are still buffered is passed on only after them.
+ * one that names no record of the log is ignored and reported, one the client announces while
+ * events it received before are still buffered is passed on only after them, and one at the end of
+ * the log is held until the server has read past it.
  */
 export class EsdbSubscription implements EventSubscription {
   private readonly queue: SubscriptionMessage[] = [];
@@ -65,6 +66,8 @@ export class EsdbSubscription implements EventSubscription {
   private lastCheckpoint: Position | undefined;
   /** The last record of the log as last read or seen: checkpoints beyond it are checked again. */
   private knownEnd: Position | null = null;
+  /** A checkpoint at the end of the log, held until the server shows it has read past it. */
+  private held: Position | null = null;
   private caughtUp = false;
   private closed = false;
   /** A fault the consumer must see: an event that cannot be read as ours. */
@@ -196,8 +199,9 @@ export class EsdbSubscription implements EventSubscription {
                 checkpointReached: async (_subscription, reached) => {
                   progressed();
                   const afterReceived = received + subscription.readableLength;
-                  const position = await this.checkedCheckpoint(reached);
-                  if (position) defer(afterReceived, () => this.takeCheckpoint(position));
+                  const checked = await this.checkedCheckpoint(reached);
+                  if (checked)
+                    defer(afterReceived, () => this.takeCheckpoint(checked.position, checked.atEnd));
                 },
               }),
       });
@@ -237,25 +241,33 @@ export class EsdbSubscription implements EventSubscription {
     });
   }
 
-  /** The checkpoint, or null when it names no record of the log (reported, then ignored). */
-  private async checkedCheckpoint(reached: { commit: bigint; prepare: bigint }): Promise<Position | null> {
+  /**
+   * The checkpoint, or null when it names no record of the log (reported, then ignored).
+   * `atEnd`: it was beyond the end known so far, so it may be the end-of-log checkpoint of an
+   * unfixed server that an append has just made look valid.
+   */
+  private async checkedCheckpoint(reached: {
+    commit: bigint;
+    prepare: bigint;
+  }): Promise<{ position: Position; atEnd: boolean } | null> {
     const position = { commit: reached.commit, prepare: reached.prepare };
     const problem = positionProblem(position);
     if (problem !== null) return this.ignoreCheckpoint(position, problem);
-    if (this.knownEnd === null || comparePositions(position, this.knownEnd) > 0) {
-      try {
-        this.knownEnd = await readLogEnd(this.client);
-      } catch {
-        // Unchecked, it is not trusted; the next checkpoint comes soon enough.
-        return null;
-      }
-      if (this.knownEnd === null || comparePositions(position, this.knownEnd) > 0) {
-        const end =
-          this.knownEnd === null ? 'an empty log' : `a log ending at ${formatPosition(this.knownEnd)}`;
-        return this.ignoreCheckpoint(position, `beyond the end of the log (${end})`);
-      }
+    if (this.knownEnd !== null && comparePositions(position, this.knownEnd) <= 0) {
+      return { position, atEnd: false };
     }
-    return position;
+    try {
+      this.knownEnd = await readLogEnd(this.client);
+    } catch {
+      // Unchecked, it is not trusted; the next checkpoint comes soon enough.
+      return null;
+    }
+    if (this.knownEnd === null || comparePositions(position, this.knownEnd) > 0) {
+      const end =
+        this.knownEnd === null ? 'an empty log' : `a log ending at ${formatPosition(this.knownEnd)}`;
+      return this.ignoreCheckpoint(position, `beyond the end of the log (${end})`);
+    }
+    return { position, atEnd: true };
   }
 
   private ignoreCheckpoint(position: Position, reason: string): null {
@@ -263,8 +275,27 @@ export class EsdbSubscription implements EventSubscription {
     return null;
   }
 
-  private takeCheckpoint(position: Position): void {
+  /**
+   * Passes a checkpoint on, or holds it when it was at the end of the log: then it is passed on
+   * only once a later event or checkpoint shows the server has read past it, as an event written
+   * at that very position arrives first.
+   */
+  private takeCheckpoint(position: Position, atEnd = false): void {
     if (this.closed || this.fault) return;
+    this.releaseHeld(position);
+    if (atEnd) this.held = position;
+    else this.passCheckpoint(position);
+  }
+
+  /** Passes the held checkpoint on when `reached` lies beyond it. */
+  private releaseHeld(reached: Position): void {
+    if (this.held && comparePositions(reached, this.held) > 0) {
+      this.passCheckpoint(this.held);
+      this.held = null;
+    }
+  }
+
+  private passCheckpoint(position: Position): void {
     for (const passed of [this.lastEvent, this.lastCheckpoint]) {
       if (passed && comparePositions(position, passed) <= 0) return;
     }
@@ -280,6 +311,7 @@ export class EsdbSubscription implements EventSubscription {
       position = positionOf(resolved);
       // Only an event makes a later one a repeat: a checkpoint may have been wrong.
       if (this.lastEvent && comparePositions(position, this.lastEvent) <= 0) return;
+      this.releaseHeld(position);
       const event = resolved.event!;
       if (!isSystemEvent(event.streamId, event.type)) {
         this.queue.push({ kind: 'event', event: fromResolvedEvent(resolved) });
