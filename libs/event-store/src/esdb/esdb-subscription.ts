@@ -243,8 +243,8 @@ export class EsdbSubscription implements EventSubscription {
 
   /**
    * The checkpoint, or null when it names no record of the log (reported, then ignored).
-   * `atEnd`: it was beyond the end known so far, so it may be the end-of-log checkpoint of an
-   * unfixed server that an append has just made look valid.
+   * `atEnd`: it is the log's last record, read just now, so it may be the end-of-log checkpoint
+   * of an unfixed server that an append at that very position has made look valid.
    */
   private async checkedCheckpoint(reached: {
     commit: bigint;
@@ -267,7 +267,8 @@ export class EsdbSubscription implements EventSubscription {
         this.knownEnd === null ? 'an empty log' : `a log ending at ${formatPosition(this.knownEnd)}`;
       return this.ignoreCheckpoint(position, `beyond the end of the log (${end})`);
     }
-    return { position, atEnd: true };
+    // At the last record itself, it may be that record's own end-of-log checkpoint.
+    return { position, atEnd: comparePositions(position, this.knownEnd) === 0 };
   }
 
   private ignoreCheckpoint(position: Position, reason: string): null {
