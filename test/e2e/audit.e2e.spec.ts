@@ -1,5 +1,5 @@
 import { jsonLines, runCliProcess } from './support/cli-process';
-import { basic, issueToken, startTestApp, TestAccount, TestApp } from './support/test-app';
+import { basic, E2E_BACKEND, issueToken, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 describe('audit of the event history', () => {
   let subject: TestApp;
@@ -118,6 +118,10 @@ describe('audit of the event history', () => {
     ['limit=ten'],
     ['after=abc'],
     ['after=-1'],
+    // Positions no log can hold: EventStoreDB would fail on them.
+    ['after=9223372036854775808'],
+    ['after=18446744073709551615'],
+    ['after=10:20'],
     ['type=not a type'],
     ['stream='],
     ['colour=blue'],
@@ -128,6 +132,24 @@ describe('audit of the event history', () => {
     expect(problem.type).toBe('invalid-parameters');
     expect(problem.errors[0].field).toBe(query.split('=')[0]);
   });
+
+  // Only EventStoreDB has records spanning several positions; on the embedded store every
+  // sequence number is a position.
+  (E2E_BACKEND === 'doubles' ? it : it.skip)(
+    'answers a position inside a record with a 400 naming after, in the API and the CLI',
+    async () => {
+      const [first] = await records('?limit=1');
+      const inside = `${BigInt(first.position.split(':')[0]) + 1n}`;
+      const response = await audit(`?after=${inside}`);
+      expect(response.status).toBe(400);
+      const problem = (await response.json()) as { type: string; errors: Array<{ field: string }> };
+      expect(problem).toMatchObject({ type: 'invalid-parameters', errors: [{ field: 'after' }] });
+
+      const cli = await runCliProcess(subject.dataDir, 'audit', '--after', inside);
+      expect(cli.code).toBe(2);
+      expect(cli.stderr).toContain('invalid-position');
+    },
+  );
 
   it('prints the same records from the CLI as JSON lines, and as a table', async () => {
     const api = await records(`?stream=user-${member.userId}`);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { Document } from 'bson';
 import { Db, MongoClient } from 'mongodb';
+import { passwordSaga } from '@chronicle/application';
 import { parseConfig } from '@chronicle/config';
 import {
   decideCustomer,
@@ -16,8 +17,10 @@ import { EventStore, NewEvent, openEventStore, Position, positionKey } from '@ch
 import {
   ALL_PROJECTIONS,
   MongoReadStore,
+  MongoRebuildTarget,
   ProjectionRunner,
   READ_MODELS_CHECKPOINT,
+  ReadModelRebuilder,
 } from '@chronicle/read-models';
 import { EsdbDouble, startEsdbDouble } from '../doubles/esdb/esdb-double';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
@@ -172,6 +175,44 @@ describeOnDoubles('the projector process', () => {
     const exit = await holder.exited;
     expect(describeExit(exit)).toBe('code 75');
     expect(holder.output()).toMatch(/Lost the projector lease to intruder/);
+  });
+
+  it('stops its projections at start when EventStoreDB was wiped under kept checkpoints; a rebuild lets it start', async () => {
+    await writeHistory(store, { customers: 30, users: 3, patchesPerUser: 3 });
+    const db = client.db(database);
+    const before = projector();
+    await waitForCheckpoint(db, (await store.headPosition())!);
+    await before.stop();
+    // A new, shorter log: the read store's checkpoint now lies beyond its end.
+    await store.close();
+    await esdb.stop();
+    esdb = await startEsdbDouble();
+    store = openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
+    await writeHistory(store, { customers: 2, users: 0, patchesPerUser: 0 });
+
+    const stalled = projector();
+    await stalled.waitForOutput(/lies beyond the end of the event log[^"]*Run `projections rebuild`/);
+    await stalled.stop();
+
+    const live = await MongoReadStore.connect(mongoUri());
+    try {
+      await new ReadModelRebuilder(
+        store,
+        new MongoRebuildTarget(live, mongoUri()),
+        ALL_PROJECTIONS,
+        READ_MODELS_CHECKPOINT,
+        [passwordSaga.name],
+      ).rebuild();
+    } finally {
+      await live.close();
+    }
+    const after = projector();
+    await after.waitForOutput(/Caught up/);
+    await writeHistory(store, { customers: 1, users: 0, patchesPerUser: 0 });
+    await waitForCheckpoint(db, (await store.headPosition())!);
+    expect(await snapshot(db)).toEqual(await cleanReplay());
+    // The password saga's checkpoint was moved back into the log too.
+    expect(after.output()).not.toMatch(/lies beyond the end of the event log/);
   });
 
   it('refuses to start without MONGODB_URI, naming it', async () => {

@@ -12,6 +12,7 @@ import { EVENT_UPCASTERS } from '@chronicle/domain';
 import { SqliteEventStore } from './embedded';
 import { EsdbEventStore } from './esdb';
 import { EventStore } from './event-store.port';
+import { formatPosition } from './position';
 import { UpcasterRegistry, UpcastingEventStore } from './upcasting';
 
 /** Closes the store last, after the subscriptions that read from it have stopped. */
@@ -55,6 +56,11 @@ function openAdapter(config: ChronicleConfig): EventStore {
     return EsdbEventStore.connect(config.eventStoreUrl, {
       onSubscriptionDropped: (error, attempt, delayMs) =>
         logger.warn({ err: error, attempt, delayMs }, 'Subscription dropped; resubscribing'),
+      onCheckpointIgnored: (position, reason) =>
+        logger.warn(
+          `Ignored a filter checkpoint at ${formatPosition(position)}: ${reason}; an EventStoreDB release ` +
+            'with KurrentDB PR 4892 and 4975 (24.10.5 or later) sends none',
+        ),
     });
   }
   return SqliteEventStore.open(config.dataDir);

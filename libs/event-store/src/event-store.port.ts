@@ -54,6 +54,41 @@ export class WrongExpectedRevisionError extends Error {
   }
 }
 
+/**
+ * A position the store cannot read from: malformed, beyond 2^63, or (EventStoreDB) not the start of
+ * a record. The caller sent it, so it is the caller's mistake, never the store's failure.
+ */
+export class InvalidPositionError extends Error {
+  constructor(
+    readonly position: string,
+    reason: string,
+  ) {
+    super(`Position ${position} is not a position in the event log: ${reason}`);
+    this.name = 'InvalidPositionError';
+  }
+}
+
+/**
+ * A consumer's stored checkpoint lies beyond the end of the log: the event store was replaced or
+ * wiped while the checkpoint store kept its data. Following on would skip every event up to the
+ * checkpoint, so the consumer stops and says how to rebuild.
+ */
+export class CheckpointBeyondHeadError extends Error {
+  constructor(
+    readonly consumer: string,
+    readonly checkpoint: string,
+    readonly head: string | null,
+  ) {
+    super(
+      `The checkpoint of ${consumer} (${checkpoint}) lies beyond the end of the event log ` +
+        `(${head === null ? 'the log is empty' : `head ${head}`}): the event store was wiped or replaced ` +
+        'while the read store kept its checkpoints. Run `projections rebuild` to rebuild the read models ' +
+        'from the event store as it is now.',
+    );
+    this.name = 'CheckpointBeyondHeadError';
+  }
+}
+
 export type SubscriptionMessage =
   | { kind: 'event'; event: RecordedEvent }
   /**
@@ -107,6 +142,14 @@ export abstract class EventStore {
 
   /** Position of the newest event, null for an empty store. */
   abstract headPosition(): Promise<Position | null>;
+
+  /**
+   * Position of the log's last record, the store's own records included, null for an empty log:
+   * the furthest a consumer's checkpoint can be. Stores without records of their own: the head.
+   */
+  endPosition(): Promise<Position | null> {
+    return this.headPosition();
+  }
 
   /** Resolves when the store answers; for readiness checks. */
   abstract ping(): Promise<void>;

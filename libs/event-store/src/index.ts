@@ -1,5 +1,6 @@
 export * from './event-store.port';
 export * from './position';
+export * from './checkpoints';
 export * from './embedded';
 export * from './event-store.module';
 export * from './esdb';

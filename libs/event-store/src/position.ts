@@ -22,12 +22,31 @@ export function formatPosition(p: Position): string {
   return p.commit === p.prepare ? `${p.commit}` : `${p.commit}:${p.prepare}`;
 }
 
+/**
+ * EventStoreDB keeps positions as signed 64-bit integers: nothing at or above 2^63 names a record.
+ * Servers 24.2 to 24.10.4 nonetheless send a checkpoint of (2^64-1, 2^64-1), "before the log".
+ */
+export const POSITION_LIMIT = 2n ** 63n;
+
+/**
+ * Why `p` cannot name a record of any log, or null when it can. A server given such a position
+ * fails the call rather than answering it, so it is refused before it is sent.
+ */
+export function positionProblem(p: Position): string | null {
+  if (p.commit < 0n || p.prepare < 0n) return 'negative';
+  if (p.commit >= POSITION_LIMIT || p.prepare >= POSITION_LIMIT) return 'at or above 2^63';
+  if (p.commit < p.prepare) return 'commit before prepare';
+  return null;
+}
+
+/** A position a client sent (`42` or `42:40`), or null when it is malformed or names nothing. */
 export function parsePosition(text: string): Position | null {
   const match = /^(\d{1,20})(?::(\d{1,20}))?$/.exec(text);
   if (!match) return null;
   const commit = BigInt(match[1]);
   const prepare = match[2] === undefined ? commit : BigInt(match[2]);
-  return { commit, prepare };
+  const parsed = { commit, prepare };
+  return positionProblem(parsed) === null ? parsed : null;
 }
 
 /** Fixed-width text that sorts like the position: for stores that compare strings (MongoDB guards). */

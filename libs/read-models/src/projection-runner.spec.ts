@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   AppendResult,
+  CheckpointBeyondHeadError,
   EventStore,
   EventSubscription,
   ExpectedRevision,
@@ -271,6 +272,30 @@ describe('ProjectionRunner', () => {
     expect(await readStore.getCheckpoint('read-models')).toEqual(position(9));
   });
 
+  it('applies an event that comes after a checkpoint beyond it: a checkpoint never suppresses an event', async () => {
+    await registerCustomer(events, 1);
+    const [registered] = events.events;
+    let close: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (close = resolve));
+    jest.spyOn(events, 'subscribeToAll').mockImplementation(() => {
+      async function* messages(): AsyncGenerator<SubscriptionMessage> {
+        // What a server at the end of its log sent (KurrentDB PR 4975), then the event written there.
+        yield { kind: 'checkpoint', position: position(5) };
+        yield { kind: 'event', event: { ...registered, position: position(5) } };
+        yield { kind: 'caught-up' };
+        await closed;
+      }
+      const iterator = messages();
+      return { [Symbol.asyncIterator]: () => iterator, close: () => Promise.resolve(close()) };
+    });
+    const subject = runner();
+
+    await subject.start();
+
+    expect(await customerIds(readStore)).toEqual([1]);
+    expect(await readStore.getCheckpoint('read-models')).toEqual(position(5));
+  });
+
   it('applies the history before start() resolves, then follows live events', async () => {
     await registerCustomer(events, 2);
     await registerUser(events, 'u-1');
@@ -437,6 +462,33 @@ describe('ProjectionRunner', () => {
     expect(getCheckpoint).toHaveBeenCalledTimes(3);
     expect(logger.error).toHaveBeenCalledTimes(2);
     expect(await customerIds(readStore)).toEqual([1]);
+  });
+
+  it('stops at start, pointing at projections rebuild, when its checkpoint lies beyond the log', async () => {
+    await registerCustomer(events, 1);
+    await readStore.applyBatch([], { projection: 'read-models', position: position(9) });
+    const subject = runner();
+
+    await expect(subject.start()).rejects.toBeInstanceOf(CheckpointBeyondHeadError);
+
+    expect(logger.error).toHaveBeenCalledTimes(1);
+    expect(logger.error.mock.calls[0][0]).toMatch(
+      /\(9\) lies beyond the end of the event log \(head 1\).*projections rebuild/,
+    );
+    expect(events.subscribedAfter).toEqual([]);
+    expect(await customerIds(readStore)).toEqual([]);
+  });
+
+  it('takes a stored checkpoint no log can hold (the 24.x server bug) as absent, and says so', async () => {
+    await registerCustomer(events, 1);
+    await readStore.applyBatch([], { projection: 'read-models', position: position(2n ** 64n - 1n) });
+    const subject = runner();
+
+    await subject.start();
+
+    expect(await customerIds(readStore)).toEqual([1]);
+    expect(events.subscribedAfter).toEqual([undefined]);
+    expect(logger.warn.mock.calls[0][0]).toMatch(/names no position of any log \(at or above 2\^63\)/);
   });
 
   it('keeps retrying an event a projection fails on, naming it, instead of skipping it', async () => {

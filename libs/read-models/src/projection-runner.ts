@@ -1,11 +1,13 @@
 import { Logger } from '@nestjs/common';
 import {
+  CheckpointBeyondHeadError,
   comparePositions,
   EventStore,
   EventSubscription,
   formatPosition,
   Position,
   RecordedEvent,
+  resumePosition,
   SubscriptionMessage,
 } from '@chronicle/event-store';
 import { Projection } from './projections/projection';
@@ -158,7 +160,12 @@ export class ProjectionRunner {
     while (this.state === 'running') {
       try {
         if (!checkpointRead) {
-          this.applied = await this.readStore.getCheckpoint(this.checkpointName);
+          this.applied = await resumePosition(
+            this.eventStore,
+            `the projections (${this.checkpointName})`,
+            await this.readStore.getCheckpoint(this.checkpointName),
+            (message) => this.logger.warn(message),
+          );
           checkpointRead = true;
         }
         await this.follow();
@@ -167,6 +174,7 @@ export class ProjectionRunner {
         }
       } catch (error) {
         if (this.state !== 'running') break;
+        if (error instanceof CheckpointBeyondHeadError) return this.fail(error);
         const { message, stack } = describeError(error);
         this.logger.error(
           `Projection failed after ${this.describeApplied()}: ${message}; retrying in ${this.delayMs} ms`,
@@ -177,6 +185,13 @@ export class ProjectionRunner {
       await this.sleep(this.delayMs);
       this.delayMs = Math.min(this.delayMs * 2, this.maxDelayMs);
     }
+  }
+
+  /** Stops for good: retrying cannot help, an operator must act. */
+  private fail(error: Error): void {
+    this.logger.error(error.message);
+    this.state = 'stopped';
+    this.caughtUpSignal.reject(error);
   }
 
   private async follow(): Promise<void> {
@@ -202,6 +217,8 @@ export class ProjectionRunner {
     let gathered = this.applied;
     /** Whether `gathered` is beyond what has been applied. */
     let unapplied = false;
+    /** The last event taken in; the subscription starts after the checkpoint, so none is older. */
+    let lastEvent = this.applied;
     const applyBatch = async () => {
       if (!unapplied || gathered === null) return;
       unapplied = false;
@@ -238,12 +255,18 @@ export class ProjectionRunner {
           continue;
         }
         const position = message.kind === 'event' ? message.event.position : message.position;
-        // A subscription must start after the checkpoint; skipping anything older keeps a
-        // faulty adapter from making a batch's checkpoint go backwards.
-        if (gathered !== null && comparePositions(position, gathered) <= 0) continue;
-        gathered = position;
+        if (message.kind === 'event') {
+          // Only an event makes a later one a repeat: a checkpoint, which servers have sent
+          // wrong, never suppresses an event.
+          if (lastEvent !== null && comparePositions(position, lastEvent) <= 0) continue;
+          lastEvent = position;
+          batch.push(message.event);
+        } else if (gathered !== null && comparePositions(position, gathered) <= 0) {
+          continue;
+        }
+        // The batch's checkpoint never goes backwards.
+        if (gathered === null || comparePositions(position, gathered) > 0) gathered = position;
         unapplied = true;
-        if (message.kind === 'event') batch.push(message.event);
         if (batch.length >= this.batchSize) {
           idle = null;
           await applyBatch();

@@ -9,7 +9,9 @@ import { SupportedMethod, SupportedMethods } from '@eventstore/db-client/generat
 import { Empty } from '@eventstore/db-client/generated/shared_pb';
 import { StreamsService as StreamsServiceDefinition } from '@eventstore/db-client/generated/streams_grpc_pb';
 import { EsdbLog, ProposedEvent } from './esdb-log';
-import { StreamsService } from './streams-service';
+import { AppendFault, EsdbQuirk, StreamsService } from './streams-service';
+
+export { type AppendFault, ESDB_QUIRKS, type EsdbQuirk } from './streams-service';
 
 export interface EsdbDoubleOptions {
   /** Advertise and serve BatchAppend (default true); false makes the client use unary Append. */
@@ -18,6 +20,8 @@ export interface EsdbDoubleOptions {
   maxAppendSize?: number;
   /** Write a few system events first, as a fresh server does, so filters have work (default true). */
   seedSystemEvents?: boolean;
+  /** Checkpoint behaviours of real server versions that lose events if trusted (EsdbQuirk). */
+  quirks?: readonly EsdbQuirk[];
 }
 
 export interface EsdbDouble {
@@ -30,6 +34,13 @@ export interface EsdbDouble {
   calls(method: string): number;
   /** How many subscriptions are being served right now. */
   activeSubscriptions(): number;
+  /**
+   * The next `count` appends (Append calls, or batches of BatchAppend) fail with `fault`, before
+   * writing or, with `afterWrite`, after writing: the answer is lost, the events are in the log.
+   */
+  failAppends(count: number, fault: AppendFault, options?: { afterWrite?: boolean }): void;
+  /** The next `count` reads (not subscriptions) fail with `fault`. */
+  failReads(count: number, fault: AppendFault): void;
   /** Ends every live subscription with `code` (default UNAVAILABLE; OK ends them cleanly). */
   dropSubscriptions(code?: status): void;
   /**
@@ -52,6 +63,8 @@ export async function startEsdbDouble(options: EsdbDoubleOptions = {}): Promise<
     batchAppend,
     maxAppendSize: options.maxAppendSize ?? 1024 * 1024,
     countCall: (method) => counts.set(method, (counts.get(method) ?? 0) + 1),
+    quirks: new Set(options.quirks ?? []),
+    address: () => ({ host: '127.0.0.1', port }),
   });
 
   const features = (
@@ -92,6 +105,12 @@ export async function startEsdbDouble(options: EsdbDoubleOptions = {}): Promise<
     log,
     calls: (method) => counts.get(method) ?? 0,
     activeSubscriptions: () => streams.subscriptions.size,
+    failReads(count, fault) {
+      for (let i = 0; i < count; i++) streams.plannedReadFaults.push(fault);
+    },
+    failAppends(count, fault, { afterWrite = false } = {}) {
+      for (let i = 0; i < count; i++) streams.plannedFaults.push({ fault, afterWrite });
+    },
     dropSubscriptions(code = status.UNAVAILABLE) {
       for (const subscription of [...streams.subscriptions]) subscription.drop(code);
     },

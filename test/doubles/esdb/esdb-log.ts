@@ -100,6 +100,19 @@ export class EsdbLog {
     return this.all;
   }
 
+  /** Where the next record will be written: a valid position to read from, holding nothing yet. */
+  end(): LogPosition {
+    return { commit: this.nextPosition, prepare: this.nextPosition };
+  }
+
+  /** Whether a read may start at `position`: the start, a record's first byte, or the end. */
+  startsRecord(position: LogPosition): boolean {
+    if (position.commit === 0n && position.prepare === 0n) return true;
+    if (comparePositions(position, this.end()) === 0) return true;
+    const at = this.all[this.indexAtOrAfter(position)];
+    return at !== undefined && comparePositions(at.position, position) === 0;
+  }
+
   /** Index of the first event at or after `position` (forwards) in `$all`. */
   indexAtOrAfter(position: LogPosition): number {
     let low = 0;

@@ -46,6 +46,51 @@ import { parsePosition, parseUuid, readEvent, streamIdentifier, streamName } fro
 
 /** The server's default search window for filtered reads and subscriptions. */
 const DEFAULT_FILTER_WINDOW = 32;
+/** What a 24.x server sends for "before the log": (-1, -1) as unsigned 64-bit numbers. */
+const BEFORE_THE_LOG = (2n ** 64n - 1n).toString();
+/** Positions are signed 64-bit numbers on the server: it fails on anything larger. */
+const POSITION_LIMIT = 2n ** 63n;
+
+/**
+ * Behaviours of real servers that lose events if a client takes checkpoints at their word
+ * (docs/esdb-double.md). Off unless asked for.
+ */
+export type EsdbQuirk =
+  /**
+   * EventStoreDB 24.2 to 24.10.4 (fixed by KurrentDB PR 4892): a filtered `$all` subscription from
+   * the start, when nothing in the log matches and the log is shorter than the checkpoint interval,
+   * gets a checkpoint of (2^64-1, 2^64-1) as it goes live.
+   */
+  | 'esdb-24.2-to-24.10.4'
+  /**
+   * Before KurrentDB PR 4975 (and its cherry-picks): after an empty page read, a filtered `$all`
+   * subscription going live gets a checkpoint equal to the end of the log, where the next event
+   * will be written. The double sends it at every transition to live.
+   */
+  | 'end-of-log-checkpoint'
+  /**
+   * Checkpoints at catch-up page boundaries (every CATCH_UP_PAGE events scanned) and at the end of
+   * catch-up, written right behind the page's matching events, which are then still in flight.
+   */
+  | 'catch-up-page-checkpoints';
+
+export const ESDB_QUIRKS: readonly EsdbQuirk[] = [
+  'esdb-24.2-to-24.10.4',
+  'end-of-log-checkpoint',
+  'catch-up-page-checkpoints',
+];
+
+/** Events a catch-up page holds, for 'catch-up-page-checkpoints'. */
+export const CATCH_UP_PAGE = 20;
+
+/** Transient cluster errors a call can meet; see EsdbDouble.failAppends and failReads. */
+export type AppendFault = 'not-leader' | 'unavailable' | 'deadline-exceeded';
+
+export interface PlannedFault {
+  fault: AppendFault;
+  /** Fail after writing (the answer is lost on the way), not before. */
+  afterWrite: boolean;
+}
 
 export interface StreamsServiceOptions {
   log: EsdbLog;
@@ -55,6 +100,9 @@ export interface StreamsServiceOptions {
   maxAppendSize: number;
   /** Counts calls per method name, so tests can tell which path the client took. */
   countCall(method: string): void;
+  quirks: ReadonlySet<EsdbQuirk>;
+  /** Where the double listens, for NotLeader answers (which name the leader). */
+  address(): { host: string; port: number };
 }
 
 /** A live subscription call the double can cut, to simulate drops. */
@@ -83,6 +131,9 @@ class InvalidRequest extends Error {
   }
 }
 
+/** An exception inside the server: INTERNAL, as an unhandled exception is. */
+class ServerFailure extends Error {}
+
 function failure(code: status, details: string, metadata = new Metadata()): ServerErrorResponse {
   return Object.assign(new Error(details), { code, details, metadata });
 }
@@ -96,6 +147,10 @@ function exceptionMetadata(exception: string, extra: Record<string, string> = {}
 
 export class StreamsService {
   readonly subscriptions = new Set<ActiveSubscription>();
+  /** Faults the next appends meet, one each, in order. */
+  readonly plannedFaults: PlannedFault[] = [];
+  /** Faults the next reads (not subscriptions) meet, one each, in order. */
+  readonly plannedReadFaults: AppendFault[] = [];
 
   constructor(private readonly options: StreamsServiceOptions) {}
 
@@ -125,6 +180,8 @@ export class StreamsService {
   }
 
   private async readOnce(session: CallSession): Promise<void> {
+    const fault = this.plannedReadFaults.shift();
+    if (fault) return session.failWith(this.faultError(fault));
     const options = requireOptions(session.call.request);
     const structured = options.getUuidOption()?.hasStructured() ?? false;
     const backwards = options.getReadDirection() === ReadReq.Options.ReadDirection.BACKWARDS;
@@ -164,7 +221,7 @@ export class StreamsService {
         ? 0
         : allOptions.hasEnd()
           ? length
-          : this.options.log.indexAtOrAfter(positionOf(allOptions.getPosition()));
+          : this.options.log.indexAtOrAfter(this.readablePosition(allOptions.getPosition()));
       indexes = backwards ? range((allOptions.hasStart() ? 0 : from) - 1, -1) : range(from, length);
       if (options.hasFilter()) filter = compileFilter(options.getFilter()!);
     } else {
@@ -206,7 +263,7 @@ export class StreamsService {
       if (allOptions.hasStart()) cursor = 0;
       else if (allOptions.hasEnd()) cursor = log.events().length;
       else {
-        const after = positionOf(allOptions.getPosition());
+        const after = this.readablePosition(allOptions.getPosition());
         cursor = log.indexAtOrAfter(after);
         if (cursor < log.events().length && comparePositions(log.events()[cursor].position, after) === 0)
           cursor++;
@@ -237,27 +294,56 @@ export class StreamsService {
     await session.write(
       new ReadResp().setConfirmation(new ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID())),
     );
+    const quirks = this.options.quirks;
+    const filtered = checkpointEvery > 0;
+    const fromStart = options.getAll()?.hasStart() ?? false;
+    const checkpoint = (commit: string, prepare: string) =>
+      session.write(
+        new ReadResp().setCheckpoint(
+          new ReadResp.Checkpoint().setCommitPosition(commit).setPreparePosition(prepare),
+        ),
+      );
     let caughtUp = false;
     let scanned = 0;
+    let matched = 0;
+    let lastScanned: StoredEvent | null = null;
     while (!session.stopped) {
       const events = source();
       while (cursor < events.length && !session.stopped) {
         const event = events[cursor++];
         scanned++;
-        if (filter(event)) await session.write(readEvent(event, structured));
-        if (checkpointEvery > 0 && scanned % checkpointEvery === 0) {
-          await session.write(
-            new ReadResp().setCheckpoint(
-              new ReadResp.Checkpoint()
-                .setCommitPosition(event.position.commit.toString())
-                .setPreparePosition(event.position.prepare.toString()),
-            ),
-          );
+        lastScanned = event;
+        if (filter(event)) {
+          matched++;
+          await session.write(readEvent(event, structured));
+        }
+        const windowEnd = filtered && scanned % checkpointEvery === 0;
+        const pageEnd =
+          filtered && !caughtUp && quirks.has('catch-up-page-checkpoints') && scanned % CATCH_UP_PAGE === 0;
+        if (windowEnd || pageEnd) {
+          await checkpoint(event.position.commit.toString(), event.position.prepare.toString());
         }
       }
       if (session.stopped) break;
       if (!caughtUp) {
         caughtUp = true;
+        if (filtered && quirks.has('catch-up-page-checkpoints') && lastScanned) {
+          const { commit, prepare } = lastScanned.position;
+          await checkpoint(commit.toString(), prepare.toString());
+        }
+        if (filtered && quirks.has('end-of-log-checkpoint')) {
+          const end = log.end();
+          await checkpoint(end.commit.toString(), end.prepare.toString());
+        }
+        if (
+          filtered &&
+          fromStart &&
+          matched === 0 &&
+          scanned < checkpointEvery &&
+          quirks.has('esdb-24.2-to-24.10.4')
+        ) {
+          await checkpoint(BEFORE_THE_LOG, BEFORE_THE_LOG);
+        }
         await session.write(new ReadResp().setCaughtUp(new ReadResp.CaughtUp()));
         continue;
       }
@@ -311,7 +397,10 @@ export class StreamsService {
           );
         }
         const expected = appendExpected(header);
+        const planned = this.plannedFaults.shift();
+        if (planned && !planned.afterWrite) return fail(this.faultError(planned.fault));
         const outcome = this.options.log.append(streamName(header.getStreamIdentifier()), expected, events);
+        if (planned) return fail(this.faultError(planned.fault));
         callback(null, appendResponse(outcome, expected));
       } catch (error) {
         fail(toServiceError(error));
@@ -353,7 +442,14 @@ export class StreamsService {
         for (const message of request.getProposedMessagesList()) batch.events.push(proposedEvent(message));
         if (!request.getIsFinal()) return;
         pending.delete(key);
-        call.write(this.completeBatch(batch));
+        const planned = this.plannedFaults.shift();
+        if (planned && !planned.afterWrite) {
+          call.emit('error', this.faultError(planned.fault));
+          return;
+        }
+        const response = this.completeBatch(batch);
+        if (planned) call.emit('error', this.faultError(planned.fault));
+        else call.write(response);
       } catch (error) {
         pending.delete(key);
         call.write(
@@ -368,6 +464,49 @@ export class StreamsService {
     });
     call.on('end', () => call.end());
     call.on('cancelled', () => pending.clear());
+  }
+
+  /**
+   * How a node answers a call it cannot serve: NotLeader names the leader (NOT_FOUND with the
+   * `exception` trailer the client maps); the others are bare gRPC statuses.
+   */
+  private faultError(fault: AppendFault): ServerErrorResponse {
+    switch (fault) {
+      case 'not-leader': {
+        const { host, port } = this.options.address();
+        return failure(
+          status.NOT_FOUND,
+          'Leader info available',
+          exceptionMetadata('not-leader', {
+            'leader-endpoint-host': host,
+            'leader-endpoint-port': String(port),
+          }),
+        );
+      }
+      case 'unavailable':
+        return failure(status.UNAVAILABLE, 'Server is not ready');
+      case 'deadline-exceeded':
+        return failure(status.DEADLINE_EXCEEDED, 'Deadline Exceeded');
+    }
+  }
+
+  /**
+   * A `$all` position as the server takes it: one it cannot hold makes it fail (INTERNAL), one
+   * inside a record is INVALID_ARGUMENT.
+   */
+  private readablePosition(position: ReadReq.Options.Position | undefined): LogPosition {
+    const parsed = positionOf(position);
+    if (
+      parsed.commit >= POSITION_LIMIT ||
+      parsed.prepare >= POSITION_LIMIT ||
+      parsed.commit < parsed.prepare
+    ) {
+      throw new ServerFailure(`Invalid position ${parsed.commit}/${parsed.prepare}`);
+    }
+    if (!this.options.log.startsRecord(parsed)) {
+      throw new InvalidRequest(`Invalid position: no record starts at ${parsed.commit}/${parsed.prepare}`);
+    }
+    return parsed;
   }
 
   private completeBatch(batch: PendingBatch): BatchAppendResp {
@@ -543,6 +682,7 @@ function payloadSize(events: ProposedEvent[]): number {
 
 function toServiceError(error: unknown): ServerErrorResponse {
   if (error instanceof InvalidRequest) return failure(status.INVALID_ARGUMENT, error.message, error.metadata);
+  if (error instanceof ServerFailure) return failure(status.INTERNAL, error.message);
   return failure(status.INTERNAL, errorMessage(error));
 }
 

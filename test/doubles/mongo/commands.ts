@@ -28,6 +28,8 @@ interface OpenCursor {
   ns: string;
   docs: Document[];
   at: number;
+  /** Why the server killed it (its collection was dropped or renamed): the next getMore fails so. */
+  killed?: CommandError;
 }
 
 /** Fields any command may carry that change nothing in a single-node, in-memory server. */
@@ -249,6 +251,10 @@ export class MongoState {
     const id = BigInt((command.getMore as Long).toString());
     const cursor = this.cursors.get(id);
     if (!cursor) throw new CommandError(43, 'CursorNotFound', `cursor id ${id} not found`);
+    if (cursor.killed) {
+      this.cursors.delete(id);
+      throw cursor.killed;
+    }
     const ns = `${db}.${String(command.collection)}`;
     if (cursor.ns !== ns) {
       throw new CommandError(
@@ -263,6 +269,19 @@ export class MongoState {
     const exhausted = cursor.at >= cursor.docs.length;
     if (exhausted) this.cursors.delete(id);
     return { cursor: { nextBatch, id: exhausted ? Long.ZERO : Long.fromBigInt(id), ns }, ok: 1 };
+  }
+
+  /** What a server does to the cursors of a collection it drops or renames (QueryPlanKilled, 175). */
+  private killCursorsOn(ns: string, why: string): void {
+    for (const cursor of this.cursors.values()) {
+      if (cursor.ns === ns) {
+        cursor.killed = new CommandError(
+          175,
+          'QueryPlanKilled',
+          `Executor error during getMore :: caused by :: ${why}`,
+        );
+      }
+    }
   }
 
   private killCursors({ command }: CommandContext): Document {
@@ -486,10 +505,13 @@ export class MongoState {
     // Since MongoDB 7.0 dropping a missing collection succeeds.
     if (!collection) return { ok: 1 };
     this.databases.get(db)!.delete(name);
+    this.killCursorsOn(`${db}.${name}`, 'collection dropped');
     return { nIndexesWas: collection.indexes.length, ns: `${db}.${name}`, ok: 1 };
   }
 
   private dropDatabase({ db }: CommandContext): Document {
+    for (const name of this.databases.get(db)?.keys() ?? [])
+      this.killCursorsOn(`${db}.${name}`, 'database dropped');
     this.databases.delete(db);
     return { dropped: db, ok: 1 };
   }
@@ -513,7 +535,9 @@ export class MongoState {
     if (this.existing(toDb, toName)) {
       if (command.dropTarget !== true) throw namespaceExists('target namespace exists');
       this.databases.get(toDb)!.delete(toName);
+      this.killCursorsOn(`${toDb}.${toName}`, 'collection dropped');
     }
+    this.killCursorsOn(`${fromDb}.${fromName}`, 'collection renamed');
     this.databases.get(fromDb)!.delete(fromName);
     source.namespace = `${toDb}.${toName}`;
     this.database(toDb).set(toName, source);

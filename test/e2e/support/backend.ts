@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { MongoClient } from 'mongodb';
-import { EsdbDouble, startEsdbDouble } from '../../doubles/esdb/esdb-double';
+import { ESDB_QUIRKS, EsdbDouble, EsdbQuirk, startEsdbDouble } from '../../doubles/esdb/esdb-double';
 import { MongoDouble, startMongoDouble } from '../../doubles/mongo/mongo-double';
 
 /**
@@ -16,6 +16,22 @@ function parseBackend(value: string | undefined): E2eBackend {
   if (value === undefined || value === '' || value === 'embedded') return 'embedded';
   if (value === 'doubles') return 'doubles';
   throw new Error(`E2E_BACKEND must be "embedded" or "doubles", not "${value}"`);
+}
+
+/**
+ * On the doubles backend, the EventStoreDB double's checkpoint quirks (E2E_ESDB_QUIRKS: a comma
+ * list of EsdbQuirk names, or `all`): the suite run as against the server versions that have them.
+ */
+export const E2E_ESDB_QUIRKS: readonly EsdbQuirk[] = parseQuirks(process.env.E2E_ESDB_QUIRKS);
+
+function parseQuirks(value: string | undefined): EsdbQuirk[] {
+  if (value === undefined || value.trim() === '') return [];
+  if (value.trim() === 'all') return [...ESDB_QUIRKS];
+  return value.split(',').map((name) => {
+    const quirk = ESDB_QUIRKS.find((known) => known === name.trim());
+    if (!quirk) throw new Error(`E2E_ESDB_QUIRKS: unknown quirk "${name}"; known: ${ESDB_QUIRKS.join(', ')}`);
+    return quirk;
+  });
 }
 
 interface DataDirStores {
@@ -46,7 +62,7 @@ export async function backendEnv(dataDir: string): Promise<Record<string, string
 
 async function openStores(dataDir: string): Promise<DataDirStores> {
   mongo ??= startMongoDouble();
-  const [mongoDouble, esdb] = await Promise.all([mongo, startEsdbDouble()]);
+  const [mongoDouble, esdb] = await Promise.all([mongo, startEsdbDouble({ quirks: E2E_ESDB_QUIRKS })]);
   const database = `e2e_${basename(dataDir).replace(/\W/g, '_')}`;
   const uri = new URL(mongoDouble.uri);
   uri.pathname = `/${database}`;

@@ -4,9 +4,10 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
 import type { FastifyReply } from 'fastify';
 import { AuditRecord, DEFAULT_AUDIT_LIMIT, ListAuditEventsQuery } from '@chronicle/application';
-import { formatPosition, parsePosition, Position } from '@chronicle/event-store';
+import { formatPosition, Position } from '@chronicle/event-store';
 import { AdminGuard } from '../admin/admin.guard';
 import { AuditRecordDto, ListAuditEventsQueryDto } from './list-audit-events.dto';
+import { auditAfter, rethrowInvalidAfter } from './audit-position';
 
 const PATH = '/api/v1/audit/events';
 
@@ -42,11 +43,16 @@ export class AuditController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<AuditRecord[]> {
     const limit = query.limit ?? DEFAULT_AUDIT_LIMIT;
-    // The DTO has checked the shape, so parsing cannot fail.
-    const after = query.after === undefined ? undefined : (parsePosition(query.after) as Position);
-    const page = await this.queries.execute(
-      new ListAuditEventsQuery({ stream: query.stream, type: query.type, actor: query.actor, after }, limit),
-    );
+    // The DTO has checked the shape; auditAfter applies the event store's position rule.
+    const after = query.after === undefined ? undefined : auditAfter(query.after);
+    const page = await this.queries
+      .execute(
+        new ListAuditEventsQuery(
+          { stream: query.stream, type: query.type, actor: query.actor, after },
+          limit,
+        ),
+      )
+      .catch(rethrowInvalidAfter);
     if (page.next) void reply.header('link', `<${nextPage(query, limit, page.next)}>; rel="next"`);
     return page.records;
   }

@@ -5,8 +5,9 @@ import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AuditModule, AuditRecord, ListAuditEventsQuery, MAX_AUDIT_LIMIT } from '@chronicle/application';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
-import { EventStoreModule, parsePosition, Position } from '@chronicle/event-store';
-import { printJson } from '../output';
+import { EventStoreModule, InvalidPositionError, parsePosition, Position } from '@chronicle/event-store';
+import { printError, printJson } from '../output';
+import { CommandFailedError } from './command-failed.error';
 
 /** What `audit` needs: the event store only, never the read models. */
 @Module({})
@@ -81,6 +82,11 @@ export function registerAuditCommand(program: Command, config: () => ChronicleCo
           after = page.next;
         }
         if (options.format === 'table') process.stdout.write(`${auditTable(records)}\n`);
+      } catch (error) {
+        // Only the store can tell that a well-formed --after falls inside a record: a usage error.
+        if (!(error instanceof InvalidPositionError)) throw error;
+        printError({ error: 'invalid-position', message: `--after: ${error.message}` });
+        throw new CommandFailedError(2);
       } finally {
         await app.close();
       }

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { ChronicleConfig } from '@chronicle/config';
 import { EventStore, openEventStore } from '@chronicle/event-store';
+import { passwordSaga } from '@chronicle/application';
 import {
   ALL_PROJECTIONS,
   ControlCommand,
@@ -109,7 +110,9 @@ async function runHere<C extends ControlCommand>(
 ): Promise<ControlResult<C>> {
   const eventStore: EventStore = openEventStore(config);
   try {
-    const rebuilder = new ReadModelRebuilder(eventStore, target, ALL_PROJECTIONS, READ_MODELS_CHECKPOINT);
+    const rebuilder = new ReadModelRebuilder(eventStore, target, ALL_PROJECTIONS, READ_MODELS_CHECKPOINT, [
+      passwordSaga.name,
+    ]);
     const result = command === 'rebuild' ? await rebuilder.rebuild(options) : await rebuilder.verify(options);
     return result as ControlResult<C>;
   } finally {

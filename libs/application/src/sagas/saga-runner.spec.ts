@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { CommandBus, ICommand } from '@nestjs/cqrs';
 import { EVENT_SCHEMAS } from '@chronicle/domain';
 import { position, RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
@@ -128,6 +129,28 @@ describe('SagaRunner', () => {
 
     expect(types).toEqual(['Wanted.v1']);
     expect(checkpoint).toEqual(head);
+  });
+
+  it('stops at start, pointing at projections rebuild, when its checkpoint lies beyond the log', async () => {
+    await store.append('s-1', [event('Wanted.v1')], 'no_stream');
+    await checkpoints.applyBatch([], { projection: saga.name, position: position(5) });
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const subject = runner();
+    subject.start();
+    let logged: unknown[][];
+    try {
+      await until(() => errors.mock.calls.length > 0);
+      const wanted = event('Wanted.v1');
+      await store.append('s-2', [wanted], 'no_stream');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await subject.stop();
+    } finally {
+      logged = [...errors.mock.calls];
+      errors.mockRestore();
+    }
+    expect(logged).toHaveLength(1);
+    expect(String(logged[0][0])).toMatch(/saga:test saga \(5\) lies beyond .*projections rebuild/);
+    expect(handled).toEqual([]);
   });
 
   it('stops promptly even while a command keeps failing', async () => {

@@ -1,6 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { EventStore, EventSubscription, formatPosition, Position } from '@chronicle/event-store';
+import {
+  CheckpointBeyondHeadError,
+  EventStore,
+  EventSubscription,
+  formatPosition,
+  Position,
+  resumePosition,
+} from '@chronicle/event-store';
 import { ReadStore } from '@chronicle/read-models';
 import { Saga } from './password.saga';
 
@@ -66,7 +73,13 @@ export class SagaRunner {
     let delay = this.retryDelayMs;
     while (!this.stopped) {
       try {
-        const after = this.lastSeen ?? (await this.checkpoints.getCheckpoint(this.saga.name)) ?? undefined;
+        this.lastSeen ??= await resumePosition(
+          this.store,
+          `the ${this.saga.name} saga`,
+          await this.checkpoints.getCheckpoint(this.saga.name),
+          (message) => this.logger.warn(message),
+        );
+        const after = this.lastSeen ?? undefined;
         this.subscription = this.store.subscribeToAll({ after, eventTypes: this.saga.eventTypes });
         let unsaved = 0;
         for await (const message of this.subscription) {
@@ -91,6 +104,11 @@ export class SagaRunner {
         }
       } catch (error) {
         if (this.stopped) return;
+        if (error instanceof CheckpointBeyondHeadError) {
+          // Retrying cannot help: an operator must act, and the message says how.
+          this.logger.error(error.message);
+          return;
+        }
         this.logger.error(
           { err: error },
           'Saga subscription failed; resubscribing from the last handled event',

@@ -1,13 +1,16 @@
 import {
   BACKWARDS,
+  DeadlineExceededError,
   type Direction,
   END,
   EventStoreDBClient,
   FORWARDS,
+  NotLeaderError,
   type ReadPosition,
   type ResolvedEvent,
   START,
   StreamNotFoundError,
+  UnavailableError,
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
 import { validateAppend } from '../append-validation';
@@ -16,18 +19,21 @@ import {
   EventStore,
   type EventSubscription,
   type ExpectedRevision,
+  InvalidPositionError,
   type NewEvent,
   type ReadAllOptions,
   type RecordedEvent,
   type SubscribeOptions,
   WrongExpectedRevisionError,
 } from '../event-store.port';
-import { comparePositions, type Position } from '../position';
+import { comparePositions, formatPosition, type Position, positionProblem } from '../position';
 import {
   fromEsdbPosition,
   fromResolvedEvent,
+  isInvalidArgument,
   isSystemEvent,
   positionOf,
+  readLogEnd,
   toEsdbEvent,
   toEsdbExpectedRevision,
 } from './esdb-events';
@@ -40,10 +46,34 @@ export interface EsdbEventStoreOptions {
   resubscribeMaxDelayMs?: number;
   /** Told of every subscription drop, e.g. to log it; the subscription resubscribes regardless. */
   onSubscriptionDropped?: ResubscribeOptions['onDropped'];
+  /** Told of every filter checkpoint the server sent that names no record of its log. */
+  onCheckpointIgnored?: ResubscribeOptions['onCheckpointIgnored'];
   /** Events per `$all` read request (default 500). */
   readPageSize?: number;
   /** How long `ping` waits for an answer (default 5 s). */
   pingTimeoutMs?: number;
+  /** Tries of an append that meets a transient cluster error (default 4): same ids, so idempotent. */
+  appendAttempts?: number;
+  /** Wait before the first retry of an append or read (default 100 ms), doubled per retry. */
+  retryDelayMs?: number;
+}
+
+/**
+ * Errors after which the same call can succeed: the node is not (or no longer) the leader, or it
+ * did not answer in time. The client reconnects on them, but only for the next call.
+ */
+export function isTransientEsdbError(error: unknown): boolean {
+  return (
+    error instanceof NotLeaderError ||
+    error instanceof UnavailableError ||
+    error instanceof DeadlineExceededError
+  );
+}
+
+/** Refuses a position the server would fail on rather than answer. */
+function assertReadable(position: Position): void {
+  const problem = positionProblem(position);
+  if (problem !== null) throw new InvalidPositionError(formatPosition(position), problem);
 }
 
 /** The EventStore port on EventStoreDB (gRPC, `@eventstore/db-client` v6). */
@@ -52,6 +82,8 @@ export class EsdbEventStore extends EventStore {
   private readonly resubscribe: ResubscribeOptions;
   private readonly pageSize: number;
   private readonly pingTimeoutMs: number;
+  private readonly appendAttempts: number;
+  private readonly retryDelayMs: number;
   private closed = false;
 
   /** Connects lazily: the first call opens the channel. `esdb://host:2113?tls=false` for a local node. */
@@ -68,10 +100,13 @@ export class EsdbEventStore extends EventStore {
       initialDelayMs: options.resubscribeInitialDelayMs ?? 250,
       maxDelayMs: options.resubscribeMaxDelayMs ?? 10_000,
       onDropped: options.onSubscriptionDropped,
+      onCheckpointIgnored: options.onCheckpointIgnored,
     };
     // A forward page repeats its start event, so one event per page must be new.
     this.pageSize = Math.max(2, options.readPageSize ?? 500);
     this.pingTimeoutMs = options.pingTimeoutMs ?? 5_000;
+    this.appendAttempts = Math.max(1, options.appendAttempts ?? 4);
+    this.retryDelayMs = options.retryDelayMs ?? 100;
   }
 
   override async append(
@@ -82,9 +117,12 @@ export class EsdbEventStore extends EventStore {
     this.assertOpen();
     validateAppend(stream, events, expected);
     try {
-      const result = await this.client.appendToStream(stream, events.map(toEsdbEvent), {
-        expectedRevision: toEsdbExpectedRevision(expected),
-      });
+      const data = events.map(toEsdbEvent);
+      // The same event ids on every try: the server recognises a write that went through and
+      // answers it again instead of writing twice.
+      const result = await this.retrying(this.appendAttempts, () =>
+        this.client.appendToStream(stream, data, { expectedRevision: toEsdbExpectedRevision(expected) }),
+      );
       if (!result.position) throw new Error(`Append to ${stream} returned no position`);
       return {
         nextExpectedRevision: Number(result.nextExpectedRevision),
@@ -112,19 +150,22 @@ export class EsdbEventStore extends EventStore {
     if (!Number.isSafeInteger(fromRevision) || fromRevision < 0) {
       throw new RangeError(`fromRevision must be a non-negative integer, got ${fromRevision}`);
     }
-    const events: RecordedEvent[] = [];
     try {
-      for await (const resolved of this.client.readStream(stream, {
-        fromRevision: BigInt(fromRevision),
-        direction: FORWARDS,
-      })) {
-        events.push(fromResolvedEvent(resolved));
-      }
+      // A read changes nothing: once more after a transient error is safe.
+      return await this.retrying(2, async () => {
+        const events: RecordedEvent[] = [];
+        for await (const resolved of this.client.readStream(stream, {
+          fromRevision: BigInt(fromRevision),
+          direction: FORWARDS,
+        })) {
+          events.push(fromResolvedEvent(resolved));
+        }
+        return events;
+      });
     } catch (error) {
       if (error instanceof StreamNotFoundError) return [];
       throw error;
     }
-    return events;
   }
 
   override async *readAll(options: ReadAllOptions = {}): AsyncGenerator<RecordedEvent> {
@@ -134,6 +175,7 @@ export class EsdbEventStore extends EventStore {
     }
     this.assertOpen();
     let after = options.after;
+    if (after) assertReadable(after);
     let remaining = limit ?? Number.POSITIVE_INFINITY;
     // The client's $all read takes no filter: other types are skipped here.
     const types = options.eventTypes === undefined ? null : new Set(options.eventTypes);
@@ -156,6 +198,7 @@ export class EsdbEventStore extends EventStore {
 
   override subscribeToAll(options: SubscribeOptions = {}): EventSubscription {
     this.assertOpen();
+    if (options.after) assertReadable(options.after);
     const subscription = new EsdbSubscription(
       this.client,
       options.after,
@@ -183,6 +226,11 @@ export class EsdbEventStore extends EventStore {
       }
       if (page.length < pageSize) return null;
     }
+  }
+
+  override endPosition(): Promise<Position | null> {
+    this.assertOpen();
+    return this.retrying(2, () => readLogEnd(this.client));
   }
 
   override async ping(): Promise<void> {
@@ -220,16 +268,38 @@ export class EsdbEventStore extends EventStore {
     await this.client.dispose();
   }
 
+  /** One page, drained at once; again once after a transient error, as a read changes nothing. */
   private async readAllPage(
     from: ReadPosition,
     direction: Direction,
     maxCount: number,
   ): Promise<ResolvedEvent[]> {
-    const page: ResolvedEvent[] = [];
-    for await (const resolved of this.client.readAll({ fromPosition: from, direction, maxCount })) {
-      page.push(resolved);
+    try {
+      return await this.retrying(2, async () => {
+        const page: ResolvedEvent[] = [];
+        for await (const resolved of this.client.readAll({ fromPosition: from, direction, maxCount })) {
+          page.push(resolved);
+        }
+        return page;
+      });
+    } catch (error) {
+      if (typeof from === 'object' && isInvalidArgument(error)) {
+        throw new InvalidPositionError(formatPosition(from), 'no record starts there');
+      }
+      throw error;
     }
-    return page;
+  }
+
+  /** Runs `call` up to `attempts` times while it fails with a transient cluster error. */
+  private async retrying<T>(attempts: number, call: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (error) {
+        if (attempt >= attempts || this.closed || !isTransientEsdbError(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, this.retryDelayMs * 2 ** (attempt - 1)));
+      }
+    }
   }
 
   private assertOpen(): void {

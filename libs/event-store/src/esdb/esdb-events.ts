@@ -2,6 +2,9 @@
 import {
   ANY,
   type AppendExpectedRevision,
+  BACKWARDS,
+  END,
+  type EventStoreDBClient,
   type EventData as EsdbEventData,
   jsonEvent,
   NO_STREAM,
@@ -79,4 +82,18 @@ export function fromResolvedEvent(resolved: ResolvedEvent): RecordedEvent {
     revision: Number(event.revision),
     position: positionOf(resolved),
   };
+}
+
+/** The position of the log's last record, system records included; null for an empty log. */
+export async function readLogEnd(client: EventStoreDBClient): Promise<Position | null> {
+  const last: ResolvedEvent[] = [];
+  for await (const resolved of client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 })) {
+    last.push(resolved);
+  }
+  return last.length === 0 ? null : positionOf(last[0]);
+}
+
+/** gRPC INVALID_ARGUMENT from the server: the client maps it to an UnknownError that keeps the code. */
+export function isInvalidArgument(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 3;
 }

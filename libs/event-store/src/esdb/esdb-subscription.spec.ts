@@ -9,6 +9,8 @@ import type { SubscriptionMessage } from '../event-store.port';
 import { position, type Position } from '../position';
 import { EsdbSubscription, retryDelay } from './esdb-subscription';
 
+type CheckpointReached = (subscription: unknown, position: Position) => Promise<void>;
+
 /** Stands in for the client's subscription stream, so buffering and drops happen on cue. */
 class FakeServerSubscription extends Readable {
   unsubscribed = false;
@@ -44,10 +46,15 @@ function resolved(commit: number, stream = 'unit-1', type = 'UnitTested.v1'): Al
   };
 }
 
-function fakeClient() {
+function fakeClient(logEnd = 1_000) {
   const opened: { options: SubscribeToAllOptions; stream: FakeServerSubscription }[] = [];
   const waiters: (() => void)[] = [];
   const client = {
+    // The backwards read of one record that tells where the log ends.
+    readAll: async function* () {
+      await Promise.resolve();
+      yield resolved(logEnd, '$stats-node', '$statsCollected');
+    },
     subscribeToAll(options: SubscribeToAllOptions) {
       const stream = new FakeServerSubscription();
       opened.push({ options, stream });
@@ -70,7 +77,13 @@ async function take(iterator: AsyncIterator<SubscriptionMessage>, count: number)
   const taken: string[] = [];
   for (let i = 0; i < count; i++) {
     const { value } = (await iterator.next()) as IteratorYieldResult<SubscriptionMessage>;
-    taken.push(value.kind === 'event' ? `ev:${value.event.position.commit}` : 'caught-up');
+    taken.push(
+      value.kind === 'event'
+        ? `ev:${value.event.position.commit}`
+        : value.kind === 'checkpoint'
+          ? `cp:${value.position.commit}`
+          : 'caught-up',
+    );
   }
   return taken;
 }
@@ -87,6 +100,85 @@ describe('EsdbSubscription', () => {
     const iterator = subscription[Symbol.asyncIterator]();
 
     expect(await take(iterator, 4)).toEqual(['ev:1', 'ev:2', 'ev:3', 'caught-up']);
+    await subscription.close();
+  });
+
+  it('passes a checkpoint on only after the events the client still had buffered when it announced it', async () => {
+    const { client, nextOpened } = fakeClient();
+    const subscription = new EsdbSubscription(
+      client,
+      undefined,
+      { initialDelayMs: 1, maxDelayMs: 5 },
+      () => undefined,
+      ['UnitTested.v1'],
+    );
+    const { options, stream } = await nextOpened(1);
+    const checkpointReached = (options.filter as { checkpointReached: CheckpointReached }).checkpointReached;
+    stream.pause();
+    for (const commit of [1, 2, 3]) stream.push(resolved(commit));
+    await checkpointReached(stream, position(40));
+    stream.push(resolved(41));
+    stream.resume();
+    const iterator = subscription[Symbol.asyncIterator]();
+
+    expect(await take(iterator, 5)).toEqual(['ev:1', 'ev:2', 'ev:3', 'cp:40', 'ev:41']);
+    await subscription.close();
+  });
+
+  it('ignores and reports checkpoints at or above 2^63 or beyond the end of the log; events still come', async () => {
+    const { client, opened, nextOpened } = fakeClient(500);
+    const ignored: string[] = [];
+    const subscription = new EsdbSubscription(
+      client,
+      undefined,
+      {
+        initialDelayMs: 1,
+        maxDelayMs: 5,
+        onCheckpointIgnored: (p, reason) => ignored.push(`${p.commit}: ${reason}`),
+      },
+      () => undefined,
+      ['UnitTested.v1'],
+    );
+    const first = await nextOpened(1);
+    const checkpointReached = (first.options.filter as { checkpointReached: CheckpointReached })
+      .checkpointReached;
+    await checkpointReached(first.stream, position(2n ** 64n - 1n));
+    await checkpointReached(first.stream, position(600));
+    await checkpointReached(first.stream, position(400));
+    first.stream.push(resolved(450));
+    const iterator = subscription[Symbol.asyncIterator]();
+    expect(await take(iterator, 2)).toEqual(['cp:400', 'ev:450']);
+
+    // After a drop it resumes from the last event, not from a checkpoint it ignored.
+    first.stream.emit('error', new Error('connection reset'));
+    await nextOpened(2);
+    expect(opened[1].options.fromPosition).toEqual(position(450));
+    expect(ignored).toEqual([
+      `${2n ** 64n - 1n}: at or above 2^63`,
+      '600: beyond the end of the log (a log ending at 500)',
+    ]);
+    await subscription.close();
+  });
+
+  it('holds a checkpoint at the end of the log until the server has read past it', async () => {
+    // An unfixed server's end-of-log checkpoint, made to look valid by an append at that position.
+    const { client, nextOpened } = fakeClient(500);
+    const subscription = new EsdbSubscription(
+      client,
+      position(100),
+      { initialDelayMs: 1, maxDelayMs: 5 },
+      () => undefined,
+      ['UnitTested.v1'],
+    );
+    const { options, stream } = await nextOpened(1);
+    const checkpointReached = (options.filter as { checkpointReached: CheckpointReached }).checkpointReached;
+    await checkpointReached(stream, position(500));
+    stream.push(resolved(500));
+    stream.push(resolved(600));
+    const iterator = subscription[Symbol.asyncIterator]();
+
+    // Never a checkpoint at 500 before the event at 500: a consumer that stored it would skip it.
+    expect(await take(iterator, 2)).toEqual(['ev:500', 'ev:600']);
     await subscription.close();
   });
 

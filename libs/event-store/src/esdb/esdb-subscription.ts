@@ -6,9 +6,9 @@ import {
   excludeSystemEvents,
   START,
 } from '@eventstore/db-client';
-import type { EventSubscription, SubscriptionMessage } from '../event-store.port';
-import { comparePositions, type Position } from '../position';
-import { fromResolvedEvent, isSystemEvent, positionOf } from './esdb-events';
+import { type EventSubscription, InvalidPositionError, type SubscriptionMessage } from '../event-store.port';
+import { comparePositions, formatPosition, type Position, positionProblem } from '../position';
+import { fromResolvedEvent, isInvalidArgument, isSystemEvent, positionOf, readLogEnd } from './esdb-events';
 
 export interface ResubscribeOptions {
   /** Wait before the first resubscription after a drop; doubled per failed attempt. */
@@ -16,6 +16,8 @@ export interface ResubscribeOptions {
   maxDelayMs: number;
   /** Told of every drop before the wait, e.g. to log it. */
   onDropped?: (error: Error, attempt: number, delayMs: number) => void;
+  /** Told of every checkpoint the server sent that names no record of its log, e.g. to log it. */
+  onCheckpointIgnored?: (position: Position, reason: string) => void;
 }
 
 /** Messages buffered ahead of the consumer before the server stream is paused. */
@@ -37,15 +39,35 @@ class SubscriptionEnded extends Error {
   }
 }
 
+/** Something the client announced out of band, to be applied after the events it had received. */
+interface Deferred {
+  afterReceived: number;
+  apply(): void;
+}
+
 /**
  * A catch-up subscription to `$all` that survives drops: whenever the server stream fails or ends
  * it subscribes again, after a back-off, from the last position it took in. Subscriptions exclude
  * their start position, so nothing is delivered twice and nothing is skipped.
+ *
+ * Filter checkpoints are distrusted, because servers have sent wrong ones: (2^64-1, 2^64-1) on
+ * 24.2 to 24.10.4 (KurrentDB PR 4892), the end of the log after an empty page (PR 4975). So a
+ * checkpoint never suppresses an event (events are de-duplicated against the last event only),
+ * one that names no record of the log is ignored and reported, one the client announces while
+ * events it received before are still buffered is passed on only after them, and one at the end of
+ * the log is held until the server has read past it.
  */
 export class EsdbSubscription implements EventSubscription {
   private readonly queue: SubscriptionMessage[] = [];
   private wakeConsumer: (() => void) | null = null;
-  private last: Position | undefined;
+  /** The last event taken in: anything at or before it is a repeat. */
+  private lastEvent: Position | undefined;
+  /** The last checkpoint passed on: where a resubscription may start when it is beyond the last event. */
+  private lastCheckpoint: Position | undefined;
+  /** The last record of the log as last read or seen: checkpoints beyond it are checked again. */
+  private knownEnd: Position | null = null;
+  /** A checkpoint at the end of the log, held until the server shows it has read past it. */
+  private held: Position | null = null;
   private caughtUp = false;
   private closed = false;
   /** A fault the consumer must see: an event that cannot be read as ours. */
@@ -63,7 +85,7 @@ export class EsdbSubscription implements EventSubscription {
     /** Only events of these types, filtered by the server; null for every non-system event. */
     private readonly eventTypes: readonly string[] | null = null,
   ) {
-    this.last = after;
+    this.lastEvent = after;
     this.running = this.run();
   }
 
@@ -112,11 +134,25 @@ export class EsdbSubscription implements EventSubscription {
     wake?.();
   }
 
+  /** Where a new server subscription starts (exclusive): the later of the last event and checkpoint. */
+  private resumeAfter(): Position | undefined {
+    const { lastEvent, lastCheckpoint } = this;
+    if (!lastEvent || !lastCheckpoint) return lastEvent ?? lastCheckpoint;
+    return comparePositions(lastCheckpoint, lastEvent) > 0 ? lastCheckpoint : lastEvent;
+  }
+
   private async run(): Promise<void> {
     let attempt = 0;
     while (!this.closed && !this.fault) {
       const error = await this.follow(() => (attempt = 0));
       if (this.closed || this.fault) return;
+      const from = this.resumeAfter();
+      if (from && isInvalidArgument(error)) {
+        // The server refuses the start position itself: resubscribing cannot help.
+        this.fault = new InvalidPositionError(formatPosition(from), 'no record starts there');
+        this.wake();
+        return;
+      }
       attempt++;
       const delayMs = retryDelay(attempt, this.options);
       this.options.onDropped?.(error, attempt, delayMs);
@@ -137,8 +173,21 @@ export class EsdbSubscription implements EventSubscription {
    */
   private follow(progressed: () => void): Promise<Error> {
     return new Promise<Error>((resolve) => {
+      let received = 0;
+      // The client announces caught-up and checkpoints out of band, possibly while events that
+      // precede them are still buffered in its stream: each belongs after the events received
+      // by then, buffered ones included.
+      const deferred: Deferred[] = [];
+      const applyDue = () => {
+        while (deferred.length > 0 && deferred[0].afterReceived <= received) deferred.shift()!.apply();
+      };
+      const defer = (afterReceived: number, apply: () => void) => {
+        deferred.push({ afterReceived, apply });
+        applyDue();
+      };
+
       const subscription = this.client.subscribeToAll({
-        fromPosition: this.last ?? START,
+        fromPosition: this.resumeAfter() ?? START,
         filter:
           this.eventTypes === null
             ? excludeSystemEvents()
@@ -146,27 +195,28 @@ export class EsdbSubscription implements EventSubscription {
                 regex: exactly(this.eventTypes),
                 // The server reports how far its filter has scanned, every search window.
                 checkpointInterval: 1,
-                checkpointReached: (_subscription, reached) => this.takeCheckpoint(reached),
+                // The client waits for this before it reads on, so the check keeps the order.
+                checkpointReached: async (_subscription, reached) => {
+                  progressed();
+                  const afterReceived = received + subscription.readableLength;
+                  const checked = await this.checkedCheckpoint(reached);
+                  if (checked)
+                    defer(afterReceived, () => this.takeCheckpoint(checked.position, checked.atEnd));
+                },
               }),
       });
       this.current = subscription;
-      let received = 0;
-      // The client announces caught-up out of band, possibly while events that precede it are
-      // still buffered in the stream: it belongs after the `caughtUpAfter`-th event received.
-      let caughtUpAfter: number | null = null;
 
       const onData = (resolved: AllStreamResolvedEvent) => {
         received++;
         progressed();
         this.take(resolved);
-        if (caughtUpAfter === received) this.markCaughtUp();
+        applyDue();
         if (this.queue.length >= HIGH_WATER_MARK) subscription.pause();
       };
       const onCaughtUp = () => {
         progressed();
-        const buffered = subscription.readableLength;
-        if (buffered === 0) this.markCaughtUp();
-        else caughtUpAfter = received + buffered;
+        defer(received + subscription.readableLength, () => this.markCaughtUp());
       };
       const finish = (error: Error) => {
         subscription.off('data', onData);
@@ -191,12 +241,67 @@ export class EsdbSubscription implements EventSubscription {
     });
   }
 
-  private takeCheckpoint(reached: { commit: bigint; prepare: bigint }): void {
-    if (this.closed || this.fault) return;
+  /**
+   * The checkpoint, or null when it names no record of the log (reported, then ignored).
+   * `atEnd`: it is the log's last record, read just now, so it may be the end-of-log checkpoint
+   * of an unfixed server that an append at that very position has made look valid.
+   */
+  private async checkedCheckpoint(reached: {
+    commit: bigint;
+    prepare: bigint;
+  }): Promise<{ position: Position; atEnd: boolean } | null> {
     const position = { commit: reached.commit, prepare: reached.prepare };
-    if (this.last && comparePositions(position, this.last) <= 0) return;
+    const problem = positionProblem(position);
+    if (problem !== null) return this.ignoreCheckpoint(position, problem);
+    if (this.knownEnd !== null && comparePositions(position, this.knownEnd) <= 0) {
+      return { position, atEnd: false };
+    }
+    try {
+      this.knownEnd = await readLogEnd(this.client);
+    } catch {
+      // Unchecked, it is not trusted; the next checkpoint comes soon enough.
+      return null;
+    }
+    if (this.knownEnd === null || comparePositions(position, this.knownEnd) > 0) {
+      const end =
+        this.knownEnd === null ? 'an empty log' : `a log ending at ${formatPosition(this.knownEnd)}`;
+      return this.ignoreCheckpoint(position, `beyond the end of the log (${end})`);
+    }
+    // At the last record itself, it may be that record's own end-of-log checkpoint.
+    return { position, atEnd: comparePositions(position, this.knownEnd) === 0 };
+  }
+
+  private ignoreCheckpoint(position: Position, reason: string): null {
+    if (!this.closed) this.options.onCheckpointIgnored?.(position, reason);
+    return null;
+  }
+
+  /**
+   * Passes a checkpoint on, or holds it when it was at the end of the log: then it is passed on
+   * only once a later event or checkpoint shows the server has read past it, as an event written
+   * at that very position arrives first.
+   */
+  private takeCheckpoint(position: Position, atEnd = false): void {
+    if (this.closed || this.fault) return;
+    this.releaseHeld(position);
+    if (atEnd) this.held = position;
+    else this.passCheckpoint(position);
+  }
+
+  /** Passes the held checkpoint on when `reached` lies beyond it. */
+  private releaseHeld(reached: Position): void {
+    if (this.held && comparePositions(reached, this.held) > 0) {
+      this.passCheckpoint(this.held);
+      this.held = null;
+    }
+  }
+
+  private passCheckpoint(position: Position): void {
+    for (const passed of [this.lastEvent, this.lastCheckpoint]) {
+      if (passed && comparePositions(position, passed) <= 0) return;
+    }
     this.queue.push({ kind: 'checkpoint', position });
-    this.last = position;
+    this.lastCheckpoint = position;
     this.wake();
   }
 
@@ -205,7 +310,9 @@ export class EsdbSubscription implements EventSubscription {
     let position: Position;
     try {
       position = positionOf(resolved);
-      if (this.last && comparePositions(position, this.last) <= 0) return;
+      // Only an event makes a later one a repeat: a checkpoint may have been wrong.
+      if (this.lastEvent && comparePositions(position, this.lastEvent) <= 0) return;
+      this.releaseHeld(position);
       const event = resolved.event!;
       if (!isSystemEvent(event.streamId, event.type)) {
         this.queue.push({ kind: 'event', event: fromResolvedEvent(resolved) });
@@ -216,7 +323,8 @@ export class EsdbSubscription implements EventSubscription {
       this.wake();
       return;
     }
-    this.last = position;
+    this.lastEvent = position;
+    if (this.knownEnd === null || comparePositions(position, this.knownEnd) > 0) this.knownEnd = position;
     this.wake();
   }
 

@@ -76,6 +76,10 @@ export class UpcastingEventStore extends EventStore {
     return this.inner.headPosition();
   }
 
+  override endPosition(): Promise<Position | null> {
+    return this.inner.endPosition();
+  }
+
   override ping(): Promise<void> {
     return this.inner.ping();
   }

@@ -3,6 +3,7 @@ import {
   AnyBulkWriteOperation,
   Collection,
   Db,
+  type Filter,
   Long,
   MongoBulkWriteError,
   MongoClient,
@@ -60,11 +61,26 @@ interface CheckpointRecord {
 }
 
 const COLLECTIONS = ['customers', 'users', 'checkpoints'] as const;
+/** The collections a promotion renames over the live ones. */
+const DOCUMENT_COLLECTIONS = ['customers', 'users'] as const;
+/** Where a promotion is journalled until every step is done (one at a time per database). */
+const PROMOTIONS = 'promotions';
+const PROMOTION_ID = 'promotion';
+interface PromotionRecord {
+  _id: string;
+  prefix: string;
+}
 const CUSTOMER_FIELDS = ['name', 'email', 'createdon'] as const;
 const USER_FIELDS = ['name', 'age', 'createdon', 'modifiedon'] as const;
 const DUPLICATE_KEY = 11000;
 const ID_INDEX_MESSAGE = / index: _id_ dup key: /;
 const NAMESPACE_EXISTS = 48;
+const NAMESPACE_NOT_FOUND = 26;
+/**
+ * The server killed a reader's cursor: CursorNotFound, QueryPlanKilled (its collection was dropped
+ * or renamed, as a rebuild's swap does), CursorKilled. The read can simply be made again.
+ */
+const CURSOR_INVALIDATED = new Set([43, 175, 237]);
 const INT32_MAX = 2 ** 31 - 1;
 const INT32_MIN = -(2 ** 31);
 
@@ -111,6 +127,8 @@ export class MongoReadStore extends ReadStore {
       options.collectionPrefix ?? '',
     );
     try {
+      // A promotion interrupted by a crash is finished before anyone reads the live collections.
+      if (store.prefix === '') await finishPendingPromotion(store.db);
       await store.createCollections();
     } catch (error) {
       await client.close();
@@ -167,54 +185,53 @@ export class MongoReadStore extends ReadStore {
     const filter = query.gt === undefined && query.lt === undefined ? {} : { _id: range };
     // Both read the `_id` index. They are two reads, so a projection writing in between can make
     // the total and the page disagree by the documents it just created.
-    const [records, total] = await Promise.all([
-      // limit(0) means "no limit" to MongoDB, but an empty page to the port.
-      query.limit === 0
-        ? Promise.resolve([])
-        : this.customers.find(filter).sort({ _id: 1 }).skip(query.offset).limit(query.limit).toArray(),
-      this.customers.countDocuments(filter),
-    ]);
+    const [records, total] = await readingAgain(() =>
+      Promise.all([
+        // limit(0) means "no limit" to MongoDB, but an empty page to the port.
+        query.limit === 0
+          ? Promise.resolve([])
+          : this.customers.find(filter).sort({ _id: 1 }).skip(query.offset).limit(query.limit).toArray(),
+        this.customers.countDocuments(filter),
+      ]),
+    );
     return { items: records.map(customerView), total };
   }
 
   async getUser(id: string): Promise<UserDocument | null> {
     this.assertOpen();
-    const record = await this.users.findOne({ _id: id });
+    const record = await readingAgain(() => this.users.findOne({ _id: id }));
     return record ? userView(record) : null;
   }
 
   async *documents<C extends CollectionName>(collection: C): AsyncGenerator<Collections[C]['doc']> {
     this.assertOpen();
-    if (collection === 'customers') {
-      for await (const record of this.customers.find({}).sort({ _id: 1 })) {
-        yield customerView(record);
-      }
-    } else {
-      for await (const record of this.users.find({}).sort({ _id: 1 })) {
-        yield userView(record);
-      }
-    }
+    if (collection === 'customers') yield* resumableScan(this.customers, customerView);
+    else yield* resumableScan(this.users, userView);
   }
 
   /**
-   * Renames this store's document collections over the live (unprefixed) ones, replacing them,
-   * and drops its own checkpoints; the store is closed afterwards. Each rename is atomic, so a
-   * reader sees a whole old or a whole new collection.
+   * Renames this store's document collections over the live (unprefixed) ones, replacing them
+   * and keeping the live ones' indexes, and drops its own checkpoints. Each rename is atomic, so
+   * a reader sees a whole old or a whole new collection; the two renames are not atomic together,
+   * so the promotion is journalled first, and an interrupted one is finished by the next connect
+   * to the live store (or the next promote).
    */
   async promote(): Promise<void> {
     this.assertPrefixed();
-    for (const collection of [this.customers, this.users]) {
-      const live = collection.collectionName.slice(this.prefix.length);
-      await this.db.renameCollection(collection.collectionName, live, { dropTarget: true });
-    }
-    await this.checkpoints.drop();
-    await this.close();
+    await this.db
+      .collection<PromotionRecord>(PROMOTIONS)
+      .updateOne({ _id: PROMOTION_ID }, { $set: { prefix: this.prefix } }, { upsert: true });
+    await finishPromotion(this.db, this.prefix);
   }
 
-  /** Drops this store's collections (a scratch copy or an abandoned rebuild) and closes it. */
+  /**
+   * Drops what is left of this store's collections (a scratch copy, an abandoned rebuild) and
+   * closes it. A closed store has nothing left to drop: it was promoted, or dropped already.
+   */
   async drop(): Promise<void> {
+    if (this.closed) return;
     this.assertPrefixed();
-    for (const name of COLLECTIONS) await this.db.dropCollection(`${this.prefix}${name}`);
+    for (const name of COLLECTIONS) await dropIfExists(this.db, `${this.prefix}${name}`);
     await this.close();
   }
 
@@ -280,6 +297,87 @@ export class MongoReadStore extends ReadStore {
   private assertPrefixed(): void {
     this.assertOpen();
     if (this.prefix === '') throw new Error('Only a prefixed generation can be promoted or dropped');
+  }
+}
+
+/** Runs a read once more when the server killed its cursor under it. */
+async function readingAgain<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isCursorInvalidated(error)) throw error;
+    return read();
+  }
+}
+
+function isCursorInvalidated(error: unknown): boolean {
+  return error instanceof MongoServerError && CURSOR_INVALIDATED.has(Number(error.code));
+}
+
+/** Every document in `_id` order; a killed cursor is reopened once after the last `_id` read. */
+async function* resumableScan<R extends { _id: unknown }, V>(
+  collection: Collection<R>,
+  view: (record: R) => V,
+): AsyncGenerator<V> {
+  let last: unknown;
+  let reopened = false;
+  for (;;) {
+    const filter = (last === undefined ? {} : { _id: { $gt: last } }) as Filter<R>;
+    try {
+      for await (const record of collection.find(filter).sort({ _id: 1 })) {
+        last = (record as R)._id;
+        yield view(record as R);
+      }
+      return;
+    } catch (error) {
+      if (reopened || !isCursorInvalidated(error)) throw error;
+      reopened = true;
+    }
+  }
+}
+
+async function finishPendingPromotion(db: Db): Promise<void> {
+  const pending = await db.collection<PromotionRecord>(PROMOTIONS).findOne({ _id: PROMOTION_ID });
+  if (pending) await finishPromotion(db, pending.prefix);
+}
+
+/**
+ * The steps of a journalled promotion, each skipped once done, so that running them again
+ * finishes an interrupted one: per collection, copy the live indexes to the new generation and
+ * rename it over the live one; then drop the generation's checkpoints and the journal entry.
+ */
+async function finishPromotion(db: Db, prefix: string): Promise<void> {
+  const existing = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  for (const name of DOCUMENT_COLLECTIONS) {
+    const generation = `${prefix}${name}`;
+    if (!existing.has(generation)) continue;
+    if (existing.has(name)) await copyIndexes(db.collection(name), db.collection(generation));
+    try {
+      await db.renameCollection(generation, name, { dropTarget: true });
+    } catch (error) {
+      // Another process finishing the same promotion renamed it first.
+      if (!(error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND)) throw error;
+    }
+  }
+  await dropIfExists(db, `${prefix}checkpoints`);
+  await db.collection<PromotionRecord>(PROMOTIONS).deleteOne({ _id: PROMOTION_ID, prefix });
+}
+
+/** The live collection's secondary indexes (an operator's, say), created alike on the new one. */
+async function copyIndexes(from: Collection, to: Collection): Promise<void> {
+  for (const index of await from.indexes()) {
+    if (index.name === '_id_') continue;
+    const { key, v: _version, ns: _namespace, ...options } = index;
+    await to.createIndex(key, options);
+  }
+}
+
+/** Servers before 7.0 refuse to drop a missing collection. */
+async function dropIfExists(db: Db, name: string): Promise<void> {
+  try {
+    await db.dropCollection(name);
+  } catch (error) {
+    if (!(error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND)) throw error;
   }
 }
 

@@ -75,6 +75,16 @@ describe('ReadModelRebuilder on memory read models', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('fails with the swap’s own error, not with the clean-up’s, when the swap fails', async () => {
+    const target = new MemoryRebuildTarget(live, CHECKPOINT);
+    jest.spyOn(target, 'swapIn').mockRejectedValue(new Error('catch-up failed'));
+    jest.spyOn(target, 'discard').mockRejectedValue(new Error('The read store is closed'));
+
+    await expect(
+      new ReadModelRebuilder(events, target, ALL_PROJECTIONS, CHECKPOINT).rebuild(),
+    ).rejects.toThrow('catch-up failed');
+  });
+
   it('swaps in a fresh replay: the stray document is gone, every customer is there', async () => {
     const progress: number[] = [];
     const result = await rebuilder().rebuild({ onProgress: ({ fraction }) => progress.push(fraction) });

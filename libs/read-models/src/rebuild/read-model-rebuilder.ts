@@ -1,9 +1,9 @@
-import { comparePositions, EventStore, Position } from '@chronicle/event-store';
+import { comparePositions, EventStore, Position, position } from '@chronicle/event-store';
 import { Projection } from '../projections/projection';
 import { ReadStore } from '../read-store.port';
 import { compareReadModels, Difference, recheck } from './compare-read-models';
 import { RebuildTarget } from './rebuild-target';
-import { replayInto } from './replay';
+import { Replayed, replayInto } from './replay';
 
 export interface RebuildProgress {
   /** Events replayed so far. */
@@ -52,22 +52,47 @@ export class ReadModelRebuilder {
     private readonly projections: readonly Projection[],
     /** The live projection runner's checkpoint. */
     private readonly checkpointName: string,
+    /**
+     * Checkpoints of the log's other consumers kept in the same store (sagas): one left beyond a
+     * wiped log is moved to the log's start, as they never saw any of its events.
+     */
+    private readonly otherCheckpoints: readonly string[] = [],
   ) {}
 
   async rebuild(options: OperationOptions = {}): Promise<RebuildResult> {
     const started = process.hrtime.bigint();
     const generation = await this.target.create('rebuild');
     let events: number;
+    let replayed: Replayed;
+    // A live checkpoint beyond the log (the event store was wiped) stops the projector at start;
+    // the rebuild is what that message prescribes, so it must leave the checkpoint in the log.
+    const stale = await this.liveCheckpointBeyondLog();
     try {
-      const replayed = await this.replay(generation, options);
+      replayed = await this.replay(generation, options);
       options.signal?.throwIfAborted();
       events = replayed.events;
       events += await this.target.swapIn(generation, replayed.position, (store, after, checkpointName) =>
         replayInto(this.eventStore, store, this.projections, { after, checkpointName }),
       );
     } catch (error) {
-      await this.target.discard(generation);
+      // The failure is the news: a clean-up that fails as well must not replace it.
+      await this.target.discard(generation).catch(() => undefined);
       throw error;
+    }
+    if (stale) {
+      const tail = await replayInto(this.eventStore, this.target.live, this.projections, {
+        after: replayed.position,
+        checkpointName: this.checkpointName,
+      });
+      events += tail.events;
+      if (tail.position !== null) {
+        await this.target.live.applyBatch([], { projection: this.checkpointName, position: tail.position });
+      }
+    }
+    for (const name of this.otherCheckpoints) {
+      if (await this.beyondLog(name)) {
+        await this.target.live.applyBatch([], { projection: name, position: position(0) });
+      }
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return {
@@ -106,6 +131,17 @@ export class ReadModelRebuilder {
     } finally {
       await this.target.discard(scratch);
     }
+  }
+
+  private liveCheckpointBeyondLog(): Promise<boolean> {
+    return this.beyondLog(this.checkpointName);
+  }
+
+  private async beyondLog(checkpointName: string): Promise<boolean> {
+    const live = await this.target.live.getCheckpoint(checkpointName);
+    if (live === null) return false;
+    const end = await this.eventStore.endPosition();
+    return end === null || comparePositions(live, end) > 0;
   }
 
   private async replay(store: ReadStore, options: OperationOptions) {

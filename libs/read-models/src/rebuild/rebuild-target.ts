@@ -79,6 +79,7 @@ export class MongoRebuildTarget implements RebuildTarget {
 
   async swapIn(generation: ReadStore, position: Position | null, catchUp: CatchUp): Promise<number> {
     await (generation as MongoReadStore).promote();
+    await generation.close();
     // Its own checkpoint name: the projector's checkpoint stays the projector's.
     return (await catchUp(this.live, position, 'rebuild-catch-up')).events;
   }

@@ -1,0 +1,30 @@
+import { BadRequestException } from '@nestjs/common';
+import { InvalidPositionError, parsePosition, Position } from '@chronicle/event-store';
+
+// The DTO checks the shape of `after`; whether it names a position is the event store's rule
+// (parsePosition), and whether a record starts there only the store itself can tell.
+
+const MESSAGE = 'after must be a position such as 42 or 42:40';
+
+/** `after` as a position, or a 400 naming it: a prepare after its commit, or 2^63 or more, is none. */
+export function auditAfter(text: string): Position {
+  const parsed = parsePosition(text);
+  if (parsed === null) throw invalidAfter(MESSAGE);
+  return parsed;
+}
+
+/** The store's refusal of `after` (a position inside a record) as the same 400; anything else as is. */
+export function rethrowInvalidAfter(error: unknown): never {
+  if (error instanceof InvalidPositionError) throw invalidAfter(error.message);
+  throw error;
+}
+
+/** The 400 the query's validation gives, naming `after`. */
+function invalidAfter(message: string): BadRequestException {
+  return new BadRequestException({
+    type: 'invalid-parameters',
+    title: 'Invalid query parameters',
+    detail: 'One or more query parameters are invalid.',
+    errors: [{ field: 'after', message }],
+  });
+}

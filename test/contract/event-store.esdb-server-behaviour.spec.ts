@@ -1,0 +1,239 @@
+import {
+  EsdbEventStore,
+  type EsdbEventStoreOptions,
+  InvalidPositionError,
+  type NewEvent,
+  type Position,
+  position,
+  POSITION_LIMIT,
+  type SubscriptionMessage,
+} from '@chronicle/event-store';
+import { randomUUID } from 'node:crypto';
+import {
+  type AppendFault,
+  type EsdbDouble,
+  type EsdbQuirk,
+  startEsdbDouble,
+} from '../doubles/esdb/esdb-double';
+import { newEvent, nextWithin, within } from './support/events';
+
+// What real EventStoreDB servers do that a client must not take at its word (issue 18), played
+// by the gRPC double. Each test here lost events or failed with a 5xx before the adapter's fixes.
+
+const WANTED = 'Wanted.v1';
+const OTHER = 'Other.v1';
+const FAST: EsdbEventStoreOptions = {
+  resubscribeInitialDelayMs: 20,
+  resubscribeMaxDelayMs: 200,
+  retryDelayMs: 5,
+};
+
+describe('EsdbEventStore against real servers’ behaviour (gRPC double)', () => {
+  let double: EsdbDouble;
+  let store: EsdbEventStore;
+  let ignored: Array<{ position: Position; reason: string }>;
+
+  async function start(quirks: EsdbQuirk[] = [], options: { batchAppend?: boolean } = {}) {
+    double = await startEsdbDouble({ quirks, ...options });
+    ignored = [];
+    store = EsdbEventStore.connect(double.connectionString, {
+      ...FAST,
+      onCheckpointIgnored: (position, reason) => ignored.push({ position, reason }),
+    });
+  }
+
+  afterEach(async () => {
+    await store.close();
+    await double.stop();
+  });
+
+  /** Messages of one subscription until `done` holds. */
+  async function pull(
+    iterator: AsyncIterator<SubscriptionMessage>,
+    done: (message: SubscriptionMessage) => boolean,
+    ms = 5_000,
+  ): Promise<SubscriptionMessage[]> {
+    const seen: SubscriptionMessage[] = [];
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const result = await nextWithin(iterator, Math.max(deadline - Date.now(), 1));
+      if (result.done) throw new Error('the subscription ended early');
+      seen.push(result.value);
+      if (done(result.value)) return seen;
+    }
+  }
+
+  const isEvent = (id: string) => (m: SubscriptionMessage) => m.kind === 'event' && m.event.id === id;
+  const checkpoints = (messages: SubscriptionMessage[]) =>
+    messages.flatMap((m) => (m.kind === 'checkpoint' ? [m.position] : []));
+
+  describe('filter checkpoints', () => {
+    it('delivers the first match on a fresh 24.2–24.10.4 server that sent the (2^64-1) checkpoint', async () => {
+      await start(['esdb-24.2-to-24.10.4']);
+      const subscription = store.subscribeToAll({ eventTypes: [WANTED] });
+      const iterator = subscription[Symbol.asyncIterator]();
+      const history = await pull(iterator, (m) => m.kind === 'caught-up');
+
+      const wanted = newEvent({}, WANTED);
+      await store.append(`fresh-${randomUUID()}`, [wanted], 'no_stream');
+      const live = await pull(iterator, isEvent(wanted.id));
+      await subscription.close();
+
+      expect(checkpoints([...history, ...live]).every((p) => p.commit < POSITION_LIMIT)).toBe(true);
+      expect(ignored).toEqual([
+        { position: position(2n ** 64n - 1n), reason: expect.stringContaining('2^63') as string },
+      ]);
+    });
+
+    it('ignores a checkpoint at the end of the log, where the next event is written', async () => {
+      await start(['end-of-log-checkpoint']);
+      await store.append(`others-${randomUUID()}`, [newEvent({}, OTHER), newEvent({}, OTHER)], 'no_stream');
+      const subscription = store.subscribeToAll({ eventTypes: [WANTED] });
+      const iterator = subscription[Symbol.asyncIterator]();
+      const history = await pull(iterator, (m) => m.kind === 'caught-up');
+
+      const wanted = newEvent({}, WANTED);
+      await store.append(`next-${randomUUID()}`, [wanted], 'no_stream');
+      await pull(iterator, isEvent(wanted.id));
+      await subscription.close();
+
+      // A consumer resuming from the last checkpoint it was given still gets the event.
+      const last = checkpoints(history).at(-1);
+      const resumed = store.subscribeToAll({ after: last, eventTypes: [WANTED] });
+      const again = await pull(resumed[Symbol.asyncIterator](), (m) => m.kind === 'caught-up');
+      await resumed.close();
+      expect(again.filter((m) => m.kind === 'event').map((m) => m.kind === 'event' && m.event.id)).toEqual([
+        wanted.id,
+      ]);
+      // Each transition to live brought one.
+      expect(ignored).toHaveLength(2);
+      for (const { reason } of ignored) expect(reason).toContain('beyond the end of the log');
+    });
+
+    it.each<[string, EsdbQuirk[]]>([
+      ['window checkpoints', []],
+      ['catch-up page checkpoints', ['catch-up-page-checkpoints']],
+    ])(
+      'gives a slow consumer every match of 10,000 sparse events exactly once (%s)',
+      async (_, quirks) => {
+        await start(quirks);
+        const wanted: string[] = [];
+        for (let chunk = 0; chunk < 20; chunk++) {
+          const events: NewEvent[] = Array.from({ length: 500 }, (__, i) => {
+            const event = newEvent({ i }, (chunk * 500 + i) % 10 === 0 ? WANTED : OTHER);
+            if (event.type === WANTED) wanted.push(event.id);
+            return event;
+          });
+          await store.append(`sparse-${chunk}`, events, 'no_stream');
+        }
+        const subscription = store.subscribeToAll({ eventTypes: [WANTED] });
+        const delivered: string[] = [];
+        const passed: Position[] = [];
+        await within(
+          (async () => {
+            for await (const message of subscription) {
+              if (message.kind === 'caught-up') break;
+              if (message.kind === 'checkpoint') passed.push(message.position);
+              else delivered.push(message.event.id);
+              // A slow handler: the client's buffer fills while checkpoints keep coming.
+              await new Promise((resolve) => setTimeout(resolve, 1));
+            }
+          })(),
+          25_000,
+          'catch-up',
+        );
+        await subscription.close();
+
+        expect(delivered).toHaveLength(1_000);
+        expect(delivered).toEqual(wanted);
+        expect(passed.length).toBeGreaterThan(0);
+      },
+      30_000,
+    );
+  });
+
+  describe('positions from clients', () => {
+    beforeEach(() => start());
+
+    it('answers a read from inside a record with InvalidPositionError, as the server does', async () => {
+      const written = await store.append(`pos-${randomUUID()}`, [newEvent()], 'no_stream');
+      const inside = position(written.position.commit + 1n);
+
+      await expect(store.readAll({ after: inside }).next()).rejects.toBeInstanceOf(InvalidPositionError);
+      await expect(store.readAll({ after: written.position }).next()).resolves.toMatchObject({ done: true });
+    });
+
+    it.each([
+      ['commit before prepare', position(10n, 20n)],
+      ['2^63', position(2n ** 63n)],
+      ['2^64 - 1', position(2n ** 64n - 1n)],
+    ])('refuses %s before asking the server, which would fail on it', async (_, bad) => {
+      const reads = double.calls('Read');
+      await expect(store.readAll({ after: bad }).next()).rejects.toBeInstanceOf(InvalidPositionError);
+      expect(() => store.subscribeToAll({ after: bad })).toThrow(InvalidPositionError);
+      expect(double.calls('Read')).toBe(reads);
+    });
+
+    it('ends a subscription from inside a record with InvalidPositionError, not endless retries', async () => {
+      const written = await store.append(`pos-${randomUUID()}`, [newEvent()], 'no_stream');
+      const subscription = store.subscribeToAll({ after: position(written.position.commit + 1n) });
+
+      await expect(nextWithin(subscription[Symbol.asyncIterator](), 5_000)).rejects.toBeInstanceOf(
+        InvalidPositionError,
+      );
+      expect(double.calls('Subscribe')).toBe(1);
+    });
+  });
+
+  describe.each([
+    ['BatchAppend', true],
+    ['Append', false],
+  ])('transient cluster errors on the %s path', (_, batchAppend) => {
+    beforeEach(() => start([], { batchAppend }));
+
+    it.each<[AppendFault, boolean]>([
+      ['not-leader', false],
+      ['unavailable', false],
+      ['deadline-exceeded', false],
+      ['not-leader', true],
+      ['unavailable', true],
+      ['deadline-exceeded', true],
+    ])(
+      'retries an append after %s (written first: %s) with the same ids, writing once',
+      async (fault, afterWrite) => {
+        const stream = `retried-${randomUUID()}`;
+        const events = [newEvent(), newEvent()];
+        double.failAppends(1, fault, { afterWrite });
+
+        const result = await store.append(stream, events, 'no_stream');
+
+        const stored = await store.readStream(stream);
+        expect(stored.map((e) => e.id)).toEqual(events.map((e) => e.id));
+        expect(result).toEqual({ nextExpectedRevision: 1, position: stored[1].position });
+      },
+    );
+
+    it('gives up after four tries, with the last error', async () => {
+      double.failAppends(4, 'unavailable');
+      await expect(store.append(`lost-${randomUUID()}`, [newEvent()], 'no_stream')).rejects.toThrow();
+      await expect(store.append(`next-${randomUUID()}`, [newEvent()], 'no_stream')).resolves.toBeDefined();
+    });
+  });
+
+  describe('transient errors on reads', () => {
+    beforeEach(() => start());
+
+    it('reads again once after a transient error, and fails on the second', async () => {
+      const stream = `read-${randomUUID()}`;
+      const events = [newEvent(), newEvent()];
+      await store.append(stream, events, 'no_stream');
+
+      double.failReads(1, 'not-leader');
+      await expect(store.readStream(stream)).resolves.toHaveLength(2);
+      double.failReads(1, 'deadline-exceeded');
+      await expect(store.headPosition()).resolves.not.toBeNull();
+      double.failReads(2, 'unavailable');
+      await expect(store.readStream(stream)).rejects.toThrow();
+    });
+  });
+});
