@@ -8,6 +8,7 @@ import {
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +67,13 @@ describe('SqliteEventStore', () => {
   afterEach(async () => {
     await Promise.all(stores.splice(0).map((store) => store.close()));
     await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps its files private to the owner: events.db and its -wal and -shm are 0600', async () => {
+    const store = open();
+    await store.append(`private-${randomUUID()}`, [newEvent()], 'no_stream');
+    const files = ['events.db', 'events.db-wal', 'events.db-shm'];
+    expect(files.map((file) => statSync(join(dataDir, file)).mode & 0o777)).toEqual([0o600, 0o600, 0o600]);
   });
 
   describe('group commit', () => {

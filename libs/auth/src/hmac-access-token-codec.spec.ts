@@ -32,6 +32,38 @@ describe('HmacAccessTokenCodec', () => {
     expect(subject.verify(`${token}.extra`)).toBeNull();
   });
 
+  it('accepts exactly one spelling of a token', () => {
+    const subject = codec();
+    const token = subject.sign(claims);
+    const [prefix, body, signature] = token.split('.');
+    const standard = Buffer.from(signature, 'base64url').toString('base64');
+    // The last character carries 4 spare bits: flipping one leaves the decoded bytes alone.
+    const last = signature.at(-1) as string;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const sameBytes = alphabet[alphabet.indexOf(last) ^ 1];
+    const variants = [
+      `${token}=`,
+      `${prefix}.${body}.${standard}`,
+      `${prefix}.${body}.${standard.replace(/=+$/, '')}`,
+      `${prefix}.${body}.${signature.slice(0, -1)}${sameBytes}`,
+      `${prefix}.${body}.${signature.slice(0, 10)}!${signature.slice(10)}`,
+      `${token}${'!'.repeat(38)}`,
+      `${prefix}.${body}=.${signature}`,
+      `${prefix}.${body}!.${signature}`,
+    ];
+    // Each variant decodes to the signed bytes under Node's lenient decoder, so only the
+    // spelling refuses it.
+    for (const variant of variants) {
+      const [, variantBody, variantSignature] = variant.split('.');
+      expect(Buffer.from(variantSignature, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(
+        true,
+      );
+      expect(Buffer.from(variantBody, 'base64url').equals(Buffer.from(body, 'base64url'))).toBe(true);
+      expect(subject.verify(variant)).toBeNull();
+    }
+    expect(subject.verify(token)).toEqual(claims);
+  });
+
   it.each(['', 'garbage', 'ct1.', 'ct1..', 'Bearer x', 'ct1.e30.AAAA'])(
     'rejects malformed token %p',
     (token) => {

@@ -4,6 +4,12 @@ import { AccessTokenClaims, AccessTokenCodec } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 
 const PREFIX = 'ct1.';
+/** A SHA-256 HMAC in base64url: 43 characters, no padding. */
+const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
+
+function canonicalBase64Url(text: string): boolean {
+  return /^[A-Za-z0-9_-]+$/.test(text) && Buffer.from(text, 'base64url').toString('base64url') === text;
+}
 /** Bounds the memo of verified tokens: the oldest entry goes first. */
 export const VERIFIED_TOKENS_MAX_ENTRIES = 10_000;
 
@@ -48,9 +54,12 @@ export class HmacAccessTokenCodec extends AccessTokenCodec {
     if (!token.startsWith(PREFIX) || token.length > 512) return null;
     const [body, signature, extra] = token.slice(PREFIX.length).split('.');
     if (!body || !signature || extra !== undefined) return null;
+    // One accepted spelling: Node's base64url decoding skips padding, `+`, `/` and stray
+    // characters, and ignores a last character's spare bits, so each token would have many forms.
+    if (!SIGNATURE.test(signature) || !canonicalBase64Url(body)) return null;
     const expected = this.mac(body);
     const given = Buffer.from(signature, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    if (given.toString('base64url') !== signature || !timingSafeEqual(given, expected)) return null;
     try {
       const claims: unknown = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
       if (!Array.isArray(claims) || claims.length !== 4) return null;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from './parse-config';
@@ -76,6 +76,44 @@ describe('parseConfig', () => {
       'http://localhost:5173',
     ]);
     expect(read({ REQUEST_TIMEOUT: '5' }).requestTimeoutSeconds).toBe(5);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['short', 'ab'.repeat(31)],
+    ['not hex', 'zz'.repeat(32)],
+    ['an odd number of digits', `${'ab'.repeat(32)}c`],
+  ])('refuses a kept token secret that is %s, naming the file', (_case, content) => {
+    const dir = dataDir();
+    writeFileSync(join(dir, 'token-secret'), content, { mode: 0o600 });
+    const parse = () => parseConfig({ DATA_DIR: dir });
+    expect(parse).toThrow(ConfigError);
+    expect(parse).toThrow(join(dir, 'token-secret'));
+  });
+
+  it('keeps DATA_DIR private: created 0700, and an existing one and its files tightened', () => {
+    const fresh = join(dataDir(), 'new', 'data');
+    parseConfig({ DATA_DIR: fresh });
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
+
+    const loose = dataDir();
+    chmodSync(loose, 0o755);
+    writeFileSync(join(loose, 'events.db'), '', { mode: 0o644 });
+    mkdirSync(join(loose, 'outbox'), { mode: 0o755 });
+    writeFileSync(join(loose, 'outbox', 'mail.eml'), 'x', { mode: 0o644 });
+    parseConfig({ DATA_DIR: loose });
+    expect(statSync(loose).mode & 0o777).toBe(0o700);
+    expect(statSync(join(loose, 'events.db')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(loose, 'outbox')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(loose, 'outbox', 'mail.eml')).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses a DATA_DIR that is a file, naming the variable', () => {
+    const file = join(dataDir(), 'a-file');
+    writeFileSync(file, '');
+    const parse = () => parseConfig({ DATA_DIR: file });
+    expect(parse).toThrow(ConfigError);
+    expect(parse).toThrow(/DATA_DIR.*a-file/);
   });
 
   it('accepts the production settings', () => {

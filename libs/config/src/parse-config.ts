@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { ChronicleConfig, LOG_LEVELS, LogLevel } from './chronicle-config';
@@ -45,7 +45,45 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return value;
 }
 
-/** TOKEN_SECRET when set (at least 32 characters), else one kept in DATA_DIR so restarts keep tokens valid. */
+/**
+ * DATA_DIR holds password hashes and the token secret: it is created 0700, and an existing one,
+ * its files (0600) and its folders (0700) are tightened, so no other local user can read them.
+ */
+function privateDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    tighten(dataDir, 0o700);
+    for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
+      const path = join(dataDir, entry.name);
+      if (entry.isFile()) tighten(path, 0o600);
+      if (!entry.isDirectory()) continue;
+      tighten(path, 0o700);
+      for (const inner of readdirSync(path, { withFileTypes: true })) {
+        if (inner.isFile()) tighten(join(path, inner.name), 0o600);
+      }
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+    throw new ConfigError(
+      'DATA_DIR',
+      `(${dataDir}) must be a directory this process can create and write: ${code}`,
+    );
+  }
+}
+
+function tighten(path: string, mode: number): void {
+  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, mode);
+}
+
+/** A kept secret: at least 32 bytes, written as hex. */
+const KEPT_SECRET = /^(?:[0-9a-f]{2}){32,}$/i;
+
+/**
+ * TOKEN_SECRET when set (at least 32 characters), else one kept in DATA_DIR so restarts keep
+ * tokens valid. A kept file that is not a secret of at least 32 bytes (empty after a crash on a
+ * full disk, cut short, not hex) stops start-up naming the file: decoded as it is, it would sign
+ * tokens with a short or empty key that anyone could forge.
+ */
 function tokenSecret(env: Env, dataDir: string): Buffer {
   const configured = text(env, 'TOKEN_SECRET');
   if (configured !== null) {
@@ -53,21 +91,35 @@ function tokenSecret(env: Env, dataDir: string): Buffer {
     return Buffer.from(configured, 'utf8');
   }
   const file = join(dataDir, 'token-secret');
-  try {
-    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  mkdirSync(dataDir, { recursive: true });
+  const kept = readKeptSecret(file);
+  if (kept !== null) return kept;
   const secret = randomBytes(32).toString('hex');
   try {
     // `wx`: when two processes start together, the first writer wins and the other reads its secret.
     writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+    return readKeptSecret(file) as Buffer;
   }
   return Buffer.from(secret, 'hex');
+}
+
+function readKeptSecret(file: string): Buffer | null {
+  let content: string;
+  try {
+    content = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  if (!KEPT_SECRET.test(content)) {
+    throw new ConfigError(
+      'TOKEN_SECRET',
+      `is unset and the kept secret ${file} is not a secret of at least 32 bytes (64 hex digits); ` +
+        'restore it from a backup, or delete it to make a new one (every access token then ends)',
+    );
+  }
+  return Buffer.from(content, 'hex');
 }
 
 /**
@@ -124,6 +176,7 @@ function corsOrigins(env: Env): '*' | string[] | null {
 export function parseConfig(env: Env = process.env): ChronicleConfig {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const dataDir = resolve(text(env, 'DATA_DIR') ?? './data');
+  privateDataDir(dataDir);
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
@@ -180,8 +180,11 @@ export class SqliteEventStore extends EventStore implements EventLog {
 
   /** Opens (creating if needed) `<dataDir>/events.db`. */
   static open(dataDir: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
-    mkdirSync(dataDir, { recursive: true });
-    const db = new Database(join(dataDir, EVENTS_FILE), { timeout: options.busyTimeoutMs ?? 10_000 });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // Private from its creation: SQLite gives the -wal and -shm files the database file's mode.
+    const file = join(dataDir, EVENTS_FILE);
+    closeSync(openSync(file, 'a', 0o600));
+    const db = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000 });
     try {
       const version = db.pragma('user_version', { simple: true }) as number;
       if (version > SCHEMA_VERSION) {
