@@ -1,4 +1,5 @@
-import { jsonLines as json, runCliProcess as cli } from './support/cli-process';
+import { spawn } from 'node:child_process';
+import { cliCommand, jsonLines as json, runCliProcess as cli, runCliWithInput } from './support/cli-process';
 import { basic, E2E_BACKEND, newDataDir, startTestApp } from './support/test-app';
 
 describe('chronicle CLI', () => {
@@ -26,6 +27,70 @@ describe('chronicle CLI', () => {
         userId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       },
     ]);
+  });
+
+  describe('the password of a new account', () => {
+    const create = (email: string, ...how: string[]) =>
+      ['accounts', 'create', '--email', email, ...how, '--name', 'Pw', '--age', '30'] as const;
+
+    it('is read from standard input with --password-stdin, never from the command line', async () => {
+      const password = 'from: standard input';
+      const result = await runCliWithInput(
+        dataDir,
+        `${password}\n`,
+        ...create('stdin@example.com', '--password-stdin'),
+      );
+      expect(result.code).toBe(0);
+      const server = await startTestApp({ dataDir });
+      try {
+        const login = (secret: string) =>
+          fetch(`${server.url}/customers`, {
+            headers: { authorization: basic({ email: 'stdin@example.com', password: secret }) },
+          });
+        expect((await login(password)).status).toBe(200);
+        expect((await login(`${password}\n`)).status).toBe(401);
+      } finally {
+        await server.stop();
+      }
+    });
+
+    it('is asked for on a terminal, without echo', async () => {
+      const password = 'typed at the prompt';
+      const { command, env } = await cliCommand(dataDir, [...create('tty@example.com')]);
+      // script(1) gives the CLI a terminal; what it is sent stands for the keys typed.
+      const quoted = command.map((part) => `'${part.replace(/'/g, "'\\''")}'`).join(' ');
+      const output = await new Promise<string>((resolve, reject) => {
+        const child = spawn('script', ['-qec', quoted, '/dev/null'], { env });
+        let seen = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          seen += chunk.toString();
+          // Typed once the prompt is there, as a person would.
+          if (seen.includes('Password:') && child.stdin.writable) child.stdin.end(`${password}\r`);
+        });
+        child.on('error', reject);
+        child.on('close', () => resolve(seen));
+      });
+      expect(output).toContain('Password:');
+      expect(output).not.toContain(password);
+      expect(output).toMatch(/"accountId":"[0-9a-f-]{36}"/);
+    });
+
+    it('is a usage error when not given and no terminal can ask', async () => {
+      const result = await runCliWithInput(dataDir, null, ...create('none@example.com'));
+      expect(result.code).toBe(2);
+      expect(json(result.stderr)).toEqual([
+        { error: 'usage', message: expect.stringContaining('--password-stdin') },
+      ]);
+    });
+
+    it('is a usage error when given two ways', async () => {
+      const result = await runCliWithInput(
+        dataDir,
+        'x\n',
+        ...create('both@example.com', '--password-stdin', '--password', 'also this'),
+      );
+      expect(result.code).toBe(2);
+    });
   });
 
   it('refuses a second account with the same address, in any case', async () => {

@@ -20,6 +20,7 @@ import { registerAuditCommand } from './commands/audit.command';
 import { CommandFailedError } from './commands/command-failed.error';
 import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
 import { printError, printJson } from './output';
+import { PasswordOptions, readPassword } from './password-input';
 
 function integerOption(value: string): number {
   if (!/^-?\d{1,15}$/.test(value)) throw new InvalidArgumentError('must be an integer');
@@ -58,19 +59,28 @@ export function buildProgram(config: () => ChronicleConfig): Command {
     .command('create')
     .description('Open an account with its user')
     .requiredOption('--email <email>', 'login e-mail address (unique)')
-    .requiredOption('--password <password>', 'password (8 to 256 characters)')
+    .option('--password-stdin', 'read the password (8 to 256 characters) from standard input')
+    .option(
+      '--password <password>',
+      'the password; discouraged: other local users can read it in the process list (use --password-stdin)',
+    )
     .requiredOption('--name <name>', "the user's name")
     .requiredOption('--age <age>', "the user's age", integerOption)
     .option('--admin', 'give the account the admin role', false)
+    .addHelpText(
+      'after',
+      '\nWith neither --password-stdin nor --password, a terminal is asked for the password without echo.',
+    )
     .action(
-      async (options: { email: string; password: string; name: string; age: number; admin: boolean }) => {
+      async (options: PasswordOptions & { email: string; name: string; age: number; admin: boolean }) => {
+        const password = await readPassword(options);
         const result = await withApp(config(), (app) =>
           app
             .get(CommandBus)
             .execute(
               new OpenAccountCommand(
                 options.email,
-                options.password,
+                password,
                 options.name,
                 options.age,
                 options.admin,

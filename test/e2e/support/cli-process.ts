@@ -11,20 +11,38 @@ export interface CliResult {
 }
 
 /** The CLI as its own process, from source, on the data directory (and its stores, on the doubles). */
-export async function runCliProcess(dataDir: string, ...args: string[]): Promise<CliResult> {
-  const stores = await backendEnv(dataDir);
+export function runCliProcess(dataDir: string, ...args: string[]): Promise<CliResult> {
+  return runCliWithInput(dataDir, null, ...args);
+}
+
+/** The same, with `input` written to its standard input (null: an empty pipe). */
+export async function runCliWithInput(
+  dataDir: string,
+  input: string | null,
+  ...args: string[]
+): Promise<CliResult> {
+  const { command, env } = await cliCommand(dataDir, args);
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['-r', '@swc-node/register', join(ROOT, 'apps/cli/src/main.ts'), ...args],
-      {
-        cwd: ROOT,
-        env: { ...process.env, DATA_DIR: dataDir, ...stores, SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') },
-        maxBuffer: 64 * 1024 * 1024,
-      },
+    const child = execFile(
+      command[0],
+      command.slice(1),
+      { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
+    child.stdin?.end(input ?? undefined);
   });
+}
+
+/** The command line and environment that run the CLI from source on `dataDir`. */
+export async function cliCommand(
+  dataDir: string,
+  args: string[],
+): Promise<{ command: string[]; env: NodeJS.ProcessEnv }> {
+  const stores = await backendEnv(dataDir);
+  return {
+    command: [process.execPath, '-r', '@swc-node/register', join(ROOT, 'apps/cli/src/main.ts'), ...args],
+    env: { ...process.env, DATA_DIR: dataDir, ...stores, SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') },
+  };
 }
 
 /** JSON lines as objects. */
