@@ -13,6 +13,7 @@ import {
   FieldError,
   InvalidResetTokenError,
   NotFoundError,
+  PasswordChangedMeanwhileError,
   ValidationError,
 } from '@chronicle/domain';
 
@@ -102,7 +103,11 @@ export function toProblem(error: unknown, request: { method: string }): Rendered
       headers,
     };
   }
-  if (error instanceof InvalidResetTokenError || error instanceof WrongPasswordError) {
+  if (
+    error instanceof InvalidResetTokenError ||
+    error instanceof WrongPasswordError ||
+    error instanceof PasswordChangedMeanwhileError
+  ) {
     return {
       problem: problem(400, { type: error.code, title: 'Bad Request', detail: error.message }),
       headers,

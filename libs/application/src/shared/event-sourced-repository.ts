@@ -61,6 +61,18 @@ export function toNewEvent(event: DomainEvent, context: CommandContext, now: Dat
   };
 }
 
+/** Attempts at a command that a concurrent writer keeps beating (without If-Match). */
+export const CONFLICT_ATTEMPTS = 10;
+
+/**
+ * Waits before deciding again after a conflict: exponential, with full jitter, so that writers in
+ * several processes that collided do not collide again in step and exhaust their attempts.
+ */
+function conflictBackOff(attempt: number): Promise<void> {
+  const ceiling = Math.min(200, 2 ** attempt * 5);
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+}
+
 /** Streams whose folded state the repository keeps; the least recently used goes first. */
 export const FOLDED_STREAMS = 10_000;
 
@@ -131,7 +143,7 @@ export class EventSourcedRepository {
     context: CommandContext,
     options: HandleOptions,
   ): Promise<Handled<S, E>> {
-    const maxAttempts = options.ifMatch === undefined ? (options.maxAttempts ?? 5) : 1;
+    const maxAttempts = options.ifMatch === undefined ? (options.maxAttempts ?? CONFLICT_ATTEMPTS) : 1;
     for (let attempt = 1; ; attempt++) {
       const loaded = await this.load(decider, stream);
       const now = this.clock.now();
@@ -156,6 +168,7 @@ export class EventSourcedRepository {
           throw new PreconditionFailedError(error.actual === 'no_stream' ? null : error.actual);
         }
         if (attempt >= maxAttempts) throw new ConcurrencyConflictError(stream);
+        await conflictBackOff(attempt);
       }
     }
   }

@@ -1,6 +1,6 @@
 import { NotFoundError } from '../shared/domain-error';
 import { specFor } from '../shared/decider.spec-helper';
-import { accountDecider, InvalidResetTokenError } from './account.aggregate';
+import { accountDecider, InvalidResetTokenError, PasswordChangedMeanwhileError } from './account.aggregate';
 import {
   AccountOpened,
   PasswordChanged,
@@ -126,11 +126,20 @@ describe('Account: password reset', () => {
 
   it('changes the password of an open account only', () => {
     given([opened])
-      .when({ type: 'ChangePassword', passwordHash: 'h2', now: at(2) })
+      .when({ type: 'ChangePassword', passwordHash: 'h2', verifiedPasswordHash: 'h0', now: at(2) })
       .then([changed(2)]);
     given([])
-      .when({ type: 'ChangePassword', passwordHash: 'h2', now: at(2) })
+      .when({ type: 'ChangePassword', passwordHash: 'h2', verifiedPasswordHash: 'h0', now: at(2) })
       .thenThrows(NotFoundError);
+  });
+
+  it('changes the password only while the one the caller proved is current, whatever else was written', () => {
+    given([opened, issued('t1', HASH_A, 1)])
+      .when({ type: 'ChangePassword', passwordHash: 'h2', verifiedPasswordHash: 'h0', now: at(3) })
+      .then([changed(3)]);
+    given([opened, changed(2)])
+      .when({ type: 'ChangePassword', passwordHash: 'h3', verifiedPasswordHash: 'h0', now: at(3) })
+      .thenThrows(PasswordChangedMeanwhileError);
   });
 
   it('revokes access tokens from the moment of a reset or change', () => {

@@ -44,6 +44,18 @@ export class InvalidResetTokenError extends DomainError {
   }
 }
 
+/**
+ * The old password was right when it was checked, but the password changed before this change
+ * could be written: `old` is no longer the password (the same answer as a wrong one).
+ */
+export class PasswordChangedMeanwhileError extends DomainError {
+  readonly code = 'wrong-password';
+  constructor() {
+    super('The current password is wrong');
+    this.name = 'PasswordChangedMeanwhileError';
+  }
+}
+
 export interface OpenAccount {
   type: 'OpenAccount';
   accountId: string;
@@ -95,6 +107,8 @@ export interface ResetPassword {
 export interface ChangePassword {
   type: 'ChangePassword';
   passwordHash: string;
+  /** The hash the caller's old password was checked against: the change holds only while it is current. */
+  verifiedPasswordHash: string;
   now: string;
 }
 
@@ -220,6 +234,8 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
       ];
     }
     case 'ChangePassword':
+      // Only the credentials matter: other writes to the account (token issues) never stop it.
+      if (account.passwordHash !== command.verifiedPasswordHash) throw new PasswordChangedMeanwhileError();
       return [
         {
           type: 'PasswordChanged.v1',

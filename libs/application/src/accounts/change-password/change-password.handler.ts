@@ -25,13 +25,18 @@ export class ChangePasswordHandler implements ICommandHandler<ChangePasswordComm
     if (!state.exists || revision === null) throw new NotFoundError('Account');
     if (!(await this.hasher.verify(state.passwordHash, oldPassword))) throw new WrongPasswordError();
     const passwordHash = await hashNewPassword(this.hasher, newPassword, state.email);
-    // At the revision whose hash `old` was checked against: a concurrent change makes this one fail.
+    // Decided again on fresh state after any conflict, reusing this hash: only a change of the
+    // password `old` was checked against stops it, never another write to the account.
     const result = await this.repository.handle(
       accountDecider,
       stream,
-      (_state, now) => ({ type: 'ChangePassword' as const, passwordHash, now: now.toISOString() }),
+      (_state, now) => ({
+        type: 'ChangePassword' as const,
+        passwordHash,
+        verifiedPasswordHash: state.passwordHash,
+        now: now.toISOString(),
+      }),
       context,
-      { ifMatch: [revision] },
     );
     const [changed] = result.events as PasswordChanged[];
     return { accountId: principal.accountId, changedAt: changed.data.changedAt, position: result.position };
