@@ -3,7 +3,6 @@ import { APP_GUARD } from '@nestjs/core';
 import { AccessTokenCodec, ApplicationModule, PasswordHasher } from '@chronicle/application';
 import { AccountSessions } from './account-sessions';
 import { Argon2PasswordHasher } from './argon2-password-hasher';
-import { BasicStrategy, BearerStrategy } from './credential.strategies';
 import { ChronicleAuthGuard } from './chronicle-auth.guard';
 import { CredentialVerifier } from './credential-verifier';
 import { HmacAccessTokenCodec } from './hmac-access-token-codec';
@@ -15,8 +14,6 @@ import { VerifiedCredentials } from './verified-credentials';
   providers: [
     AccountSessions,
     CredentialVerifier,
-    BearerStrategy,
-    BasicStrategy,
     VerifiedCredentials,
     { provide: APP_GUARD, useClass: ChronicleAuthGuard },
   ],

@@ -8,7 +8,8 @@ import {
 import { Reflector } from '@nestjs/core';
 import { Authenticator } from 'passport';
 import { Principal } from '@chronicle/application';
-import { BasicStrategy, BearerStrategy } from './credential.strategies';
+import { credentialStrategies } from './credential.strategies';
+import { CredentialVerifier } from './credential-verifier';
 import { Credentials, credentialsOf, RequestLike } from './credentials';
 import { AUTH_OPTIONAL, IS_PUBLIC } from './public.decorator';
 
@@ -35,10 +36,9 @@ export class ChronicleAuthGuard implements CanActivate {
 
   constructor(
     private readonly reflector: Reflector,
-    bearer: BearerStrategy,
-    basic: BasicStrategy,
+    verifier: CredentialVerifier,
   ) {
-    this.passport.use(bearer).use(basic);
+    for (const strategy of credentialStrategies(verifier)) this.passport.use(strategy);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {

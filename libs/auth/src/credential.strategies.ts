@@ -1,18 +1,24 @@
-import { Injectable } from '@nestjs/common';
 import { Strategy } from 'passport';
 import { Principal } from '@chronicle/application';
 import { CredentialVerifier } from './credential-verifier';
-import { credentialsOf, RequestLike } from './credentials';
+import { Credentials, credentialsOf, RequestLike } from './credentials';
+
+type Verify = (credentials: Credentials) => Promise<Principal | null> | null;
 
 /**
- * The passport strategies: each verifies the one credential that `credentialsOf` read, and reads
- * nothing of the request itself (so a token in a body, say, is never a credential).
+ * A passport strategy that verifies the one credential `credentialsOf` read, and reads nothing of
+ * the request itself (so a token in a body, say, is never a credential).
  */
-abstract class CredentialStrategy extends Strategy {
-  protected abstract verify(request: RequestLike): Promise<Principal | null> | null;
+export class CredentialStrategy extends Strategy {
+  constructor(
+    override readonly name: 'bearer' | 'basic',
+    private readonly verify: Verify,
+  ) {
+    super();
+  }
 
   override authenticate(request: never): void {
-    const verifying = this.verify(request);
+    const verifying = this.verify(credentialsOf(request));
     if (verifying === null) return this.fail(401);
     verifying.then(
       (principal) => (principal ? this.success(principal) : this.fail(401)),
@@ -21,32 +27,17 @@ abstract class CredentialStrategy extends Strategy {
   }
 }
 
-/** RFC 6750: `Authorization: Bearer <token>` or `?access_token=<token>`. */
-@Injectable()
-export class BearerStrategy extends CredentialStrategy {
-  override name = 'bearer';
-
-  constructor(private readonly verifier: CredentialVerifier) {
-    super();
-  }
-
-  protected verify(request: RequestLike): Promise<Principal | null> | null {
-    const credentials = credentialsOf(request);
-    return credentials.kind === 'bearer' ? this.verifier.bearer(credentials.token) : null;
-  }
-}
-
-/** RFC 7617: `Authorization: Basic base64(email:password)`, what `email:password@host` sends. */
-@Injectable()
-export class BasicStrategy extends CredentialStrategy {
-  override name = 'basic';
-
-  constructor(private readonly verifier: CredentialVerifier) {
-    super();
-  }
-
-  protected verify(request: RequestLike): Promise<Principal | null> | null {
-    const credentials = credentialsOf(request);
-    return credentials.kind === 'basic' ? this.verifier.basic(credentials.email, credentials.password) : null;
-  }
+/**
+ * RFC 6750 Bearer (`Authorization: Bearer <token>` or `?access_token=<token>`) and RFC 7617 Basic
+ * (`Authorization: Basic base64(email:password)`, what `email:password@host` sends).
+ */
+export function credentialStrategies(verifier: CredentialVerifier): CredentialStrategy[] {
+  return [
+    new CredentialStrategy('bearer', (credentials) =>
+      credentials.kind === 'bearer' ? verifier.bearer(credentials.token) : null,
+    ),
+    new CredentialStrategy('basic', (credentials) =>
+      credentials.kind === 'basic' ? verifier.basic(credentials.email, credentials.password) : null,
+    ),
+  ];
 }
