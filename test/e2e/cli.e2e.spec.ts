@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cliCommand, jsonLines as json, runCliProcess as cli, runCliWithInput } from './support/cli-process';
 import { basic, E2E_BACKEND, newDataDir, startTestApp } from './support/test-app';
 
@@ -153,10 +155,25 @@ describe('chronicle CLI', () => {
     expect(json(result.stderr)[0].errors).toEqual([{ field: 'password', message: expect.any(String) }]);
   });
 
-  it('answers usage errors with a non-zero code', async () => {
-    expect((await cli(dataDir, 'customers', 'seed', '--count', 'many')).code).not.toBe(0);
-    expect((await cli(dataDir, 'accounts', 'create', '--email', 'x@example.com')).code).not.toBe(0);
-    expect((await cli(dataDir, 'nonsense')).code).not.toBe(0);
+  it('answers usage errors with exit code 2 and a JSON error on stderr', async () => {
+    for (const args of [
+      ['customers', 'seed', '--count', 'many'],
+      ['accounts', 'create', '--email', 'x@example.com'],
+      ['nonsense'],
+    ]) {
+      const result = await cli(dataDir, ...args);
+      expect(result.code).toBe(2);
+      expect(json(result.stderr)).toEqual([{ error: 'usage', message: expect.any(String) }]);
+    }
+  });
+
+  it('prints its version as JSON', async () => {
+    const result = await cli(dataDir, '--version');
+    expect(result.code).toBe(0);
+    const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(json(result.stdout)).toEqual([{ version }]);
   });
 
   it('creates and seeds customers whose writes reach a running server within a second', async () => {

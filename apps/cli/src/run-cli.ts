@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
@@ -21,6 +23,18 @@ import { CommandFailedError } from './commands/command-failed.error';
 import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
 import { printError, printJson } from './output';
 import { PasswordOptions, readPassword } from './password-input';
+
+/** The version in the project's package.json, found upward from here (sources or dist). */
+function packageVersion(): string {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const { name, version } = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (name === 'chronicle' && version) return version;
+    }
+  }
+  return 'unknown';
+}
 
 function integerOption(value: string): number {
   if (!/^-?\d{1,15}$/.test(value)) throw new InvalidArgumentError('must be an integer');
@@ -52,7 +66,16 @@ export function buildProgram(config: () => ChronicleConfig): Command {
   const program = new Command('chronicle')
     .description('Chronicle admin CLI: every command prints JSON')
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+    // Usage errors are JSON on stderr like every other error; help stays text, for people.
+    .configureOutput({
+      writeErr: (text) => process.stderr.write(text),
+      outputError: (text) => printError({ error: 'usage', message: text.replace(/^error: /, '').trim() }),
+    })
+    .option('-V, --version', 'print the version as JSON')
+    .on('option:version', () => {
+      printJson({ version: packageVersion() });
+      throw new CommandFailedError(0);
+    });
 
   const accounts = program.command('accounts').description('Accounts and their users');
   accounts
