@@ -1,7 +1,7 @@
 import { Strategy } from 'passport';
 import { Principal } from '@chronicle/application';
 import { CredentialVerifier } from './credential-verifier';
-import { Credentials, credentialsOf, RequestLike } from './credentials';
+import { Credentials, credentialsOf } from './credentials';
 
 type Verify = (credentials: Credentials) => Promise<Principal | null> | null;
 
