@@ -130,7 +130,7 @@ export const readBasic: Benchmark = {
           value: basic.rps,
           ceiling: { name: 'Bearer', value: bearer.rps },
           ratio: basic.rps.median / bearer.rps.median,
-          target: { kind: '>=', bound: 0.8 },
+          target: { kind: '>=', bound: 0.9 },
         }),
         figure({
           name: 'p50 latency (Basic)',

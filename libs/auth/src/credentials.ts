@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 /**
  * The one reading of a request's credentials (RFC 7617 Basic, RFC 6750 Bearer): every other part
  * of the service (the guard, the strategies, the response headers) asks this module, and the
@@ -26,7 +28,6 @@ const PARSED = Symbol('chronicle.credentials');
 type Memo = { [PARSED]?: Credentials };
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The request's credentials, read on first use and kept on the request. */
 export function credentialsOf(request: RequestLike): Credentials {
@@ -66,12 +67,9 @@ function fromAuthorization(header: string): Credentials {
   if (scheme === 'bearer') return { kind: 'bearer', token: value };
   if (scheme !== 'basic') return { kind: 'unsupported' };
   if (!BASE64.test(value)) return { kind: 'malformed-basic' };
-  let decoded: string;
-  try {
-    decoded = UTF8.decode(Buffer.from(value, 'base64'));
-  } catch {
-    return { kind: 'malformed-basic' };
-  }
+  const bytes = Buffer.from(value, 'base64');
+  if (!isUtf8(bytes)) return { kind: 'malformed-basic' };
+  const decoded = bytes.toString('utf8');
   // RFC 7617 §2: the user-id cannot contain a colon, so the first one ends it; the password is
   // all the rest, colons included.
   const colon = decoded.indexOf(':');
