@@ -156,6 +156,27 @@ describe('SqliteEventStore', () => {
       expect(store.stats().events).toBe(3);
     });
 
+    it('refuses a "retry" whose expected revision does not lead to where its events are', async () => {
+      const store = open();
+      const events = newEvents(2);
+      await store.append('retry-2', [newEvent()], 'no_stream');
+      await store.append('retry-2', events, 0);
+
+      // Separately and in one group commit: the retry path must check the revision either way.
+      await expect(store.append('retry-2', events, 1)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.append('retry-2', events, 'no_stream')).rejects.toBeInstanceOf(
+        WrongExpectedRevisionError,
+      );
+      const group = await Promise.allSettled([
+        store.append('retry-2', events, 0),
+        store.append('retry-2', events, 2),
+        store.append('retry-2', events, 'no_stream'),
+      ]);
+      expect(group.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+      expect(store.stats().commits).toBe(5);
+      expect(await store.readStream('retry-2')).toHaveLength(3);
+    });
+
     it('rejects an id stored elsewhere and writes nothing of that append', async () => {
       const store = open();
       const reused = newEvent();

@@ -91,6 +91,13 @@ describe('Account: password reset', () => {
       .thenThrows(InvalidResetTokenError);
   });
 
+  it('refuses a used token even when the reset is stamped before the token was issued', () => {
+    // Clock skew between processes: the password-changed rule does not void it, only "used" does.
+    given([opened, issued('t1', HASH_A, 5), reset('t1', 4)])
+      .when(resetWith(HASH_A, 6))
+      .thenThrows(InvalidResetTokenError);
+  });
+
   it('refuses an expired token, and accepts it up to the last moment', () => {
     given([opened, issued('t1', HASH_A, 1)])
       .when(resetWith(HASH_A, 31))
