@@ -212,6 +212,9 @@ describe('PUT /api/v1/account/password', () => {
       );
       expect(response.status).toBe(400);
       expect(await response.json()).toMatchObject({ type: 'wrong-password' });
+      // Refused means unchanged: the password still works, the proposed one does not.
+      expect(await customers(basic(account))).toBe(200);
+      expect(await customers(basic({ ...account, password: 'a new passphrase' }))).toBe(401);
     });
 
     it('answers 422 for a new password that breaks the policy', async () => {
@@ -222,6 +225,8 @@ describe('PUT /api/v1/account/password', () => {
         basic(account),
       );
       expect(response.status).toBe(422);
+      expect(await customers(basic(account))).toBe(200);
+      expect(await customers(basic({ ...account, password: 'qwerty123' }))).toBe(401);
     });
 
     it('changes the password (Bearer or Basic), revokes older tokens and sends a notice', async () => {
