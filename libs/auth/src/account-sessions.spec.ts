@@ -11,8 +11,14 @@ import {
   toNewEvent,
 } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
+import { Logger } from '@nestjs/common';
 import { AccountEvent, accountStreamName } from '@chronicle/domain';
-import { SqliteEventStore } from '@chronicle/event-store';
+import {
+  EventSubscription,
+  SqliteEventStore,
+  SubscribeOptions,
+  SubscriptionMessage,
+} from '@chronicle/event-store';
 import { AccountSessions } from './account-sessions';
 import { VerifiedCredentials } from './verified-credentials';
 
@@ -31,15 +37,13 @@ describe('AccountSessions', () => {
   let clock: FixedClock;
   let credentials: VerifiedCredentials;
   let sessions: AccountSessions;
+  let directory: AccountDirectory;
   const context = { actor: 'system', correlationId: 'spec' };
 
-  const newSessions = () =>
-    new AccountSessions(
-      store,
-      new AccountDirectory(store, new EventSourcedRepository(store, clock), clock),
-      clock,
-      credentials,
-    );
+  const newSessions = () => {
+    directory = new AccountDirectory(store, new EventSourcedRepository(store, clock), clock);
+    return new AccountSessions(store, directory, clock, credentials);
+  };
 
   /** Appends to the account's stream, as a handler of any process would. */
   const write = async (accountId: string, ...events: AccountEvent[]) => {
@@ -94,6 +98,7 @@ describe('AccountSessions', () => {
   });
   afterEach(async () => {
     await sessions.onApplicationShutdown();
+    jest.restoreAllMocks();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -103,6 +108,75 @@ describe('AccountSessions', () => {
     await sessions.onApplicationBootstrap();
 
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1', ['user', 'admin']));
+  });
+
+  it('follows only the session events, and answers for a delivered account without reading its stream', async () => {
+    const subscribe = jest.spyOn(store, 'subscribeToAll');
+    await write('a1', opened('a1'));
+    await sessions.onApplicationBootstrap();
+    const findById = jest.spyOn(directory, 'findById');
+
+    expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
+    expect(findById).not.toHaveBeenCalled();
+    expect(subscribe.mock.calls).toEqual([
+      [
+        {
+          after: undefined,
+          eventTypes: [
+            'AccountOpened.v1',
+            'AccessTokenRevoked.v1',
+            'PasswordReset.v1',
+            'PasswordChanged.v1',
+            'AccessTokensRevoked.v1',
+          ],
+        },
+      ],
+    ]);
+  });
+
+  it('closes its subscription on shutdown and returns once its loop has ended', async () => {
+    const subscribe = jest.spyOn(store, 'subscribeToAll');
+    await sessions.onApplicationBootstrap();
+    const [subscription] = subscribe.mock.results.map((result) => result.value as { isClosed: boolean });
+
+    await sessions.onApplicationShutdown();
+
+    expect(subscription.isClosed).toBe(true);
+    expect(subscribe).toHaveBeenCalledTimes(1);
+  }, 5_000);
+
+  it('resubscribes after a failure from the last event it applied, logging the failure', async () => {
+    const failure = jest.spyOn(Logger.prototype, 'error').mockImplementation();
+    const real = store.subscribeToAll.bind(store);
+    // The first subscription brings the history, then the connection drops.
+    const dropping = (options?: SubscribeOptions): EventSubscription => {
+      const inner = real(options);
+      return {
+        close: () => inner.close(),
+        async *[Symbol.asyncIterator](): AsyncGenerator<SubscriptionMessage> {
+          for await (const message of inner) {
+            yield message;
+            if (message.kind === 'caught-up') throw new Error('connection lost');
+          }
+        },
+      };
+    };
+    const subscribe = jest.spyOn(store, 'subscribeToAll').mockImplementationOnce(dropping);
+    const { position } = await store.append(
+      accountStreamName('a1'),
+      [toNewEvent(opened('a1'), context, clock.now())],
+      'no_stream',
+    );
+    await sessions.onApplicationBootstrap();
+
+    await eventually(() => Promise.resolve(subscribe.mock.calls.length === 2));
+
+    expect(subscribe.mock.calls[1][0]).toMatchObject({ after: position });
+    expect(failure).toHaveBeenCalledWith(
+      { err: new Error('connection lost') },
+      'Account sessions subscription failed; resubscribing',
+    );
+    expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
   });
 
   it('refuses a token from the instant it expires', async () => {
