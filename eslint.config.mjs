@@ -11,6 +11,7 @@ export default tseslint.config(
       'jest.config.js',
       'jest.mutation.config.js',
       'stryker.config.mjs',
+      'scripts/*.mjs',
       'reports/**',
       '.stryker-tmp/**',
       'dist/**',

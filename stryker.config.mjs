@@ -12,7 +12,8 @@ const MUTATE = {
   ],
   // The embedded adapter and the port: the EventStoreDB adapter is tested against a double.
   'event-store': ['libs/event-store/src/**/*.ts', '!libs/event-store/src/esdb/**'],
-  'read-models': ['libs/read-models/src/**/*.ts'],
+  // The MongoDB adapter, like the EventStoreDB one, is tested against a double in the contract suite.
+  'read-models': ['libs/read-models/src/**/*.ts', '!libs/read-models/src/mongo/**'],
 };
 
 const name = process.env.MUTATION_LIB ?? '';
@@ -30,6 +31,9 @@ export default {
   checkers: ['typescript'],
   tsconfigFile: 'tsconfig.json',
   coverageAnalysis: 'perTest',
+  // A static mutant (a module-level constant or schema) needs a fresh load and every test: in
+  // libs/domain, 13% of the mutants took 97% of the run. Ignored (so not in the score) to stay short.
+  ignoreStatic: true,
   mutate: [...mutate, '!**/*.spec.ts', '!**/*.spec-helper.ts', '!**/index.ts'],
   ignorePatterns: ['dist', 'coverage', 'reports', 'bench/.work', 'data', '.stryker-tmp'],
   // Two cores shared with the rest of the machine.
