@@ -32,6 +32,8 @@ module.exports = {
     '!<rootDir>/apps/*/src/main.ts',
   ],
   coverageReporters: ['text-summary', 'json-summary'],
+  // A little below the figures reached (issue 17: 89.2, 83.1, 86.9, 90.9): raise them, never lower them.
+  coverageThreshold: { global: { statements: 88, branches: 82, functions: 85, lines: 90 } },
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     {
