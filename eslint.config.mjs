@@ -5,7 +5,21 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['eslint.config.mjs', 'jest.config.js', 'dist/**', 'node_modules/**', 'coverage/**', 'bench/.work/**'] },
+  {
+    ignores: [
+      'eslint.config.mjs',
+      'jest.config.js',
+      'jest.mutation.config.js',
+      'stryker.config.mjs',
+      'scripts/*.mjs',
+      'reports/**',
+      '.stryker-tmp/**',
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'bench/.work/**',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   eslintPluginPrettierRecommended,

@@ -16,10 +16,24 @@ const common = {
   transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
   moduleNameMapper: { '^@chronicle/(.*)$': '<rootDir>/libs/$1/src' },
   testEnvironment: 'node',
+  setupFilesAfterEnv: ['<rootDir>/test/support/every-test-asserts.ts'],
 };
 
 module.exports = {
   testTimeout: 30_000,
+  // `npm test` runs every project in one jest, so the figure is merged across unit, contract and e2e.
+  // Child processes (the CLI, the projector, the server of process.e2e) are not instrumented: what
+  // runs only there reads as uncovered. The main.ts files run only there, so they are left out.
+  // Babel's instrumentation, not V8's: on 2 cores V8 coverage made the unit project 2.5 times slower.
+  collectCoverageFrom: [
+    '<rootDir>/{apps,libs}/**/*.ts',
+    '!**/*.spec.ts',
+    '!**/*.spec-helper.ts',
+    '!<rootDir>/apps/*/src/main.ts',
+  ],
+  coverageReporters: ['text-summary', 'json-summary'],
+  // A little below the figures reached (issue 17: 89.2, 83.1, 86.9, 90.9): raise them, never lower them.
+  coverageThreshold: { global: { statements: 88, branches: 82, functions: 85, lines: 90 } },
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     {

@@ -254,7 +254,7 @@ describe('MongoReadStore configuration', () => {
 });
 
 const realUri = process.env.MONGODB_URI;
-(realUri ? describe : describe.skip)('MongoReadStore on a real MongoDB (MONGODB_URI)', () => {
+(realUri ? describe : describe.skip)('MongoReadStore on a real MongoDB (set MONGODB_URI to run)', () => {
   describeReadStoreContract(
     'mongo (real server)',
     setupOn(() => realUri!),

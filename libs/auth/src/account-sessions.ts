@@ -41,6 +41,7 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
   private readonly logger = new Logger(AccountSessions.name);
   private readonly sessions = new Map<string, Session>();
   private subscription: EventSubscription | null = null;
+  private following: Promise<void> | null = null;
   private lastPosition: Position | undefined;
   private stopped = false;
 
@@ -53,12 +54,16 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
 
   /** Resolves once the history is applied; then follows live events until shutdown. */
   onApplicationBootstrap(): Promise<void> {
-    return new Promise((caughtUp) => void this.follow(caughtUp));
+    return new Promise((caughtUp) => {
+      this.following = this.follow(caughtUp);
+    });
   }
 
+  /** Returns once the loop has ended: no subscription is reopened on a store about to close. */
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     await this.subscription?.close();
+    await this.following;
   }
 
   async principalFor(claims: AccessTokenClaims): Promise<Principal | null> {

@@ -212,6 +212,14 @@ function openAccount(store: FakeEventStore): Promise<AppendResult> {
   );
 }
 
+/** Polls until `condition` holds: a generous ceiling, not a time the test expects. */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  for (let attempt = 0; !condition(); attempt++) {
+    if (attempt === 1_000) throw new Error('the condition did not hold within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 async function customerIds(store: MemoryReadStore): Promise<number[]> {
   return (await store.listCustomers({ offset: 0, limit: 100_000 })).items.map((customer) => customer.id);
 }
@@ -415,15 +423,22 @@ describe('ProjectionRunner', () => {
   });
 
   it('waitFor without a time limit answers false when the runner stops', async () => {
-    const subject = runner();
-    await subject.start();
-    const waiting = subject.waitFor(position(1), Number.POSITIVE_INFINITY);
-    const later = new Promise((resolve) => setTimeout(() => resolve('still waiting'), 20));
-    expect(await Promise.race([waiting, later])).toBe('still waiting');
+    // Fake time: a day passes at once (Node fires a timer of Infinity ms after 1 ms).
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      const subject = runner();
+      await subject.start();
+      const waiting = subject.waitFor(position(1), Number.POSITIVE_INFINITY);
+      await jest.advanceTimersByTimeAsync(24 * 60 * 60 * 1000);
+      // A settled `waiting` would win the race: it is listed first.
+      expect(await Promise.race([waiting, Promise.resolve('still waiting')])).toBe('still waiting');
 
-    await subject.stop();
+      await subject.stop();
 
-    expect(await waiting).toBe(false);
+      expect(await waiting).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('retries a failing batch with back-off, logging each failure, and loses nothing', async () => {
@@ -548,8 +563,9 @@ describe('ProjectionRunner', () => {
 
     await subject.stop();
     await subject.stop();
+    // No subscription is left to bring the next event: nothing can apply it, however long one waits.
+    expect(events.openSubscriptions).toBe(0);
     await registerCustomer(events, 1);
-    await new Promise((resolve) => setTimeout(resolve, 20));
 
     expect(events.openSubscriptions).toBe(0);
     expect(readStore.batches).toEqual([]);
@@ -561,11 +577,11 @@ describe('ProjectionRunner', () => {
     readStore.failuresLeft = Number.POSITIVE_INFINITY;
     const subject = runner();
     const started = subject.start();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => logger.error.mock.calls.length > 0);
 
     await subject.stop();
 
     await expect(started).rejects.toThrow('stopped before catching up');
-    expect(logger.error).toHaveBeenCalled();
+    expect(logger.error.mock.calls[0][0]).toMatch(/read store unavailable; retrying in 5 ms/);
   });
 });

@@ -102,7 +102,8 @@ describe('secret fields of every event type', () => {
 
   it.each(types)('%s declares only fields it has', (type) => {
     const names = fields(SAMPLES[type]).map(([name]) => name);
-    for (const field of EVENT_SCHEMAS[type].secretFields) expect(names).toContain(field);
+    // Most types declare no secret: one assertion over the whole list, so none of them passes empty.
+    expect(EVENT_SCHEMAS[type].secretFields.filter((field) => !names.includes(field))).toEqual([]);
   });
 
   it.each(types)('%s is audited with every declared secret redacted and nothing else changed', (type) => {

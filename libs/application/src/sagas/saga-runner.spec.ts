@@ -41,8 +41,12 @@ describe('SagaRunner', () => {
   let checkpoints: MemoryReadStore;
   let handled: string[];
   let failures: number;
+  let attempts: number;
+  /** What the runner logs: kept off the test output, and asserted on where it matters. */
+  let warnings: jest.SpyInstance;
   const bus = {
     execute: (command: Handle) => {
+      attempts++;
       if (failures > 0) {
         failures--;
         return Promise.reject(new Error('mail server down'));
@@ -60,8 +64,14 @@ describe('SagaRunner', () => {
     checkpoints = new MemoryReadStore();
     handled = [];
     failures = 0;
+    attempts = 0;
+    warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation();
+    for (const level of ['log', 'error', 'debug'] as const) {
+      jest.spyOn(Logger.prototype, level).mockImplementation();
+    }
   });
   afterEach(async () => {
+    jest.restoreAllMocks();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -89,6 +99,13 @@ describe('SagaRunner', () => {
     await subject.stop();
     expect(handled).toEqual([a.id, b.id]);
     expect(failures).toBe(0);
+    expect(warnings.mock.calls.map(([details]) => (details as { attempt: number }).attempt)).toEqual([
+      1, 2, 3,
+    ]);
+    expect(warnings).toHaveBeenCalledWith(
+      expect.objectContaining({ eventId: a.id, err: { message: 'mail server down' } }),
+      'Saga step failed; retrying',
+    );
   });
 
   it('resumes after its checkpoint: a restart handles nothing twice', async () => {
@@ -158,7 +175,7 @@ describe('SagaRunner', () => {
     await store.append('s-1', [event('Wanted.v1')], 'no_stream');
     const subject = runner();
     subject.start();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => attempts >= 3);
     await subject.stop();
     expect(handled).toEqual([]);
     expect(await checkpoints.getCheckpoint(saga.name)).toBeNull();

@@ -91,6 +91,13 @@ describe('Account: password reset', () => {
       .thenThrows(InvalidResetTokenError);
   });
 
+  it('refuses a used token even when the reset is stamped before the token was issued', () => {
+    // Clock skew between processes: the password-changed rule does not void it, only "used" does.
+    given([opened, issued('t1', HASH_A, 5), reset('t1', 4)])
+      .when(resetWith(HASH_A, 6))
+      .thenThrows(InvalidResetTokenError);
+  });
+
   it('refuses an expired token, and accepts it up to the last moment', () => {
     given([opened, issued('t1', HASH_A, 1)])
       .when(resetWith(HASH_A, 31))
@@ -98,6 +105,20 @@ describe('Account: password reset', () => {
     given([opened, issued('t1', HASH_A, 1)])
       .when(resetWith(HASH_A, 30))
       .then([reset('t1', 30)]);
+  });
+
+  it('tells the client only that the token is invalid', () => {
+    given([opened]).when(resetWith(HASH_A, 5)).thenFails(InvalidResetTokenError, {
+      code: 'invalid-reset-token',
+      name: 'InvalidResetTokenError',
+      message: 'The reset token is invalid or has expired',
+    });
+  });
+
+  it('refuses a presented hash of another length without comparing it', () => {
+    given([opened, issued('t1', HASH_A, 1)])
+      .when(resetWith('abcd', 5))
+      .thenThrows(InvalidResetTokenError);
   });
 
   it('refuses an unknown token and any token of an unknown account', () => {
@@ -114,6 +135,12 @@ describe('Account: password reset', () => {
 
   it('voids outstanding tokens when the password is changed', () => {
     given([opened, issued('t1', HASH_A, 1), changed(2)])
+      .when(resetWith(HASH_A, 3))
+      .thenThrows(InvalidResetTokenError);
+  });
+
+  it('voids a token issued at the very instant of a change', () => {
+    given([opened, issued('t1', HASH_A, 2), changed(2)])
       .when(resetWith(HASH_A, 3))
       .thenThrows(InvalidResetTokenError);
   });
@@ -153,6 +180,19 @@ describe('Account: password reset', () => {
     });
   });
 
+  it('moves the revocation instant forward only, whatever order the events come in', () => {
+    const revokedBefore = (minute: number): AccessTokensRevoked => ({
+      type: 'AccessTokensRevoked.v1',
+      data: { accountId: 'a-1', changeId: `c-${minute}`, revokedBefore: at(minute) },
+    });
+    expect(given([opened, changed(7), revokedBefore(3)]).state).toMatchObject({
+      accessTokensRevokedBefore: at(7),
+    });
+    expect(given([opened, changed(3), revokedBefore(7)]).state).toMatchObject({
+      accessTokensRevokedBefore: at(7),
+    });
+  });
+
   describe('completing a change (the saga)', () => {
     const invalidated: ResetTokensInvalidated = {
       type: 'ResetTokensInvalidated.v1',
@@ -170,6 +210,19 @@ describe('Account: password reset', () => {
       given([...history, invalidated, revoked])
         .when(complete)
         .then([]);
+    });
+
+    it('invalidates tokens issued up to the change, not after it, and not used ones', () => {
+      const history = [
+        opened,
+        issued('t1', HASH_A, 1),
+        reset('t1', 2),
+        issued('t2', HASH_B, 3),
+        issued('t3', 'c'.repeat(64), 4),
+      ];
+      given(history)
+        .when({ ...complete, changedAt: at(3) })
+        .then([{ ...invalidated, data: { ...invalidated.data, tokenIds: ['t2'] } }, revoked]);
     });
 
     it('records the notice e-mail once', () => {

@@ -45,8 +45,18 @@ describe('Account', () => {
   });
 
   it('refuses an invalid address and a second opening', () => {
-    given([]).when(open('not an address')).thenThrows(ValidationError);
-    given([opened]).when(open('ada@example.com')).thenThrows(AlreadyExistsError);
+    given([])
+      .when(open('not an address'))
+      .thenFails(ValidationError, { errors: [{ field: 'email', message: 'must be an e-mail address' }] });
+    given([opened])
+      .when(open('ada@example.com'))
+      .thenFails(AlreadyExistsError, { message: 'Account a-1 already exists' });
+  });
+
+  it('answers not found for an account with no events', () => {
+    given([])
+      .when({ type: 'RevokeAccessToken', tokenId: 't-1', now: T0 })
+      .thenFails(NotFoundError, { message: 'Account not found' });
   });
 
   it('issues access tokens only for an open account', () => {

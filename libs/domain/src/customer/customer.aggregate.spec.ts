@@ -35,6 +35,20 @@ describe('Customer', () => {
     given([]).when(register(name, email)).thenThrows(ValidationError);
   });
 
+  it('names each invalid field, and says which customer exists', () => {
+    given([])
+      .when(register(' ', 'ada'))
+      .thenFails(ValidationError, {
+        errors: [
+          { field: 'name', message: 'must be 1 to 200 characters long after trimming' },
+          { field: 'email', message: 'must be an e-mail address' },
+        ],
+      });
+    given([registered])
+      .when(register('Ada', 'ada@example.com'))
+      .thenFails(AlreadyExistsError, { message: 'Customer 7 already exists' });
+  });
+
   it('hands out numbers after the ones already taken', () => {
     expect(assignCustomerNumbers(0, 2).map((event) => event.data.customerId)).toEqual([1, 2]);
     expect(assignCustomerNumbers(5, 3).map((event) => event.data.customerId)).toEqual([6, 7, 8]);

@@ -15,6 +15,17 @@ export function specFor<S, C, E extends DomainEvent>(decider: Decider<S, C, E>) 
       when: (command: C) => ({
         then: (expected: E[]) => expect(decider.decide(command, state)).toEqual(expected),
         thenThrows: (error: unknown) => expect(() => decider.decide(command, state)).toThrow(error as Error),
+        /** The error's class and what a client is told of it: code, message, field errors. */
+        thenFails: (type: new (...args: any[]) => Error, details: Record<string, unknown>) => {
+          let thrown: unknown;
+          try {
+            decider.decide(command, state);
+          } catch (error) {
+            thrown = error;
+          }
+          expect(thrown).toBeInstanceOf(type);
+          expect(thrown).toMatchObject(details);
+        },
       }),
     };
   };

@@ -42,6 +42,20 @@ describe('User', () => {
       given([]).when(register(name, age)).thenThrows(ValidationError);
     });
 
+    it('names each invalid field, and says which user exists', () => {
+      given([])
+        .when(register('', 151))
+        .thenFails(ValidationError, {
+          errors: [
+            { field: 'name', message: 'must be 1 to 200 characters long after trimming' },
+            { field: 'age', message: 'must be an integer from 0 to 150' },
+          ],
+        });
+      given([registered])
+        .when(register('Ada', 36))
+        .thenFails(AlreadyExistsError, { message: 'User u-1 already exists' });
+    });
+
     it('counts characters, not UTF-16 units: 200 emoji are a valid name', () => {
       given([])
         .when(register('😀'.repeat(200), 1))
@@ -54,6 +68,14 @@ describe('User', () => {
       given([registered])
         .when(patch({ name: 'Ada', age: 37 }))
         .then([{ type: 'UserPatched.v1', data: { userId: 'u-1', changes: { age: 37 }, modifiedon: T1 } }]);
+    });
+
+    it('emits a change of name alone', () => {
+      given([registered])
+        .when(patch({ name: 'Ada L.' }))
+        .then([
+          { type: 'UserPatched.v1', data: { userId: 'u-1', changes: { name: 'Ada L.' }, modifiedon: T1 } },
+        ]);
     });
 
     it('emits nothing for a patch that changes nothing', () => {
@@ -82,7 +104,7 @@ describe('User', () => {
     it('answers not found for a user with no events', () => {
       given([])
         .when(patch({ age: 3 }))
-        .thenThrows(NotFoundError);
+        .thenFails(NotFoundError, { message: 'User not found' });
     });
 
     it('validates before looking for the user', () => {
@@ -105,6 +127,18 @@ describe('User', () => {
       } catch (error) {
         expect((error as ValidationError).errors.map((e) => e.field)).toContain(field);
       }
+    });
+
+    it('says why: a required field cannot be removed, others cannot be changed', () => {
+      given([registered])
+        .when(patch({ name: null, age: null, id: 'u-2' }))
+        .thenFails(ValidationError, {
+          errors: [
+            { field: 'id', message: 'is not a field that can be changed' },
+            { field: 'name', message: 'is required and cannot be removed' },
+            { field: 'age', message: 'is required and cannot be removed' },
+          ],
+        });
     });
 
     it('reports every invalid field at once', () => {

@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  AccessTokenClaims,
+  AccountDirectory,
+  Clock,
+  EventSourcedRepository,
+  Principal,
+  toNewEvent,
+} from '@chronicle/application';
+import { ChronicleConfig } from '@chronicle/config';
+import { Logger } from '@nestjs/common';
+import { AccountEvent, accountStreamName } from '@chronicle/domain';
+import {
+  EventSubscription,
+  SqliteEventStore,
+  SubscribeOptions,
+  SubscriptionMessage,
+} from '@chronicle/event-store';
+import { AccountSessions } from './account-sessions';
+import { VerifiedCredentials } from './verified-credentials';
+
+class FixedClock extends Clock {
+  time = Date.parse('2026-11-22T09:00:00.000Z');
+  now(): Date {
+    return new Date(this.time);
+  }
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+describe('AccountSessions', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+  let clock: FixedClock;
+  let credentials: VerifiedCredentials;
+  let sessions: AccountSessions;
+  let directory: AccountDirectory;
+  const context = { actor: 'system', correlationId: 'spec' };
+
+  const newSessions = () => {
+    directory = new AccountDirectory(store, new EventSourcedRepository(store, clock), clock);
+    return new AccountSessions(store, directory, clock, credentials);
+  };
+
+  /** Appends to the account's stream, as a handler of any process would. */
+  const write = async (accountId: string, ...events: AccountEvent[]) => {
+    const stream = accountStreamName(accountId);
+    const current = (await store.readStream(stream)).length;
+    await store.append(
+      stream,
+      events.map((event) => toNewEvent(event, context, clock.now())),
+      current === 0 ? 'no_stream' : current - 1,
+    );
+  };
+  const opened = (accountId: string, roles: ('user' | 'admin')[] = ['user']): AccountEvent => ({
+    type: 'AccountOpened.v1',
+    data: {
+      accountId,
+      email: `${accountId}@example.com`,
+      userId: `user-${accountId}`,
+      roles,
+      passwordHash: 'h',
+      openedAt: iso(clock.time),
+    },
+  });
+  const claims = (accountId: string, overrides: Partial<AccessTokenClaims> = {}): AccessTokenClaims => ({
+    accountId,
+    tokenId: 't-1',
+    issuedAt: clock.time,
+    expiresAt: clock.time + 3_600_000,
+    ...overrides,
+  });
+  const principal = (accountId: string, roles = ['user']): Principal => ({
+    accountId,
+    userId: `user-${accountId}`,
+    roles: roles as Principal['roles'],
+    method: 'bearer',
+    tokenId: 't-1',
+  });
+  /** Waits for the live subscription to apply something, with a generous ceiling. */
+  const eventually = async (check: () => Promise<boolean>) => {
+    for (let attempt = 0; attempt < 1_000; attempt++) {
+      if (await check()) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error('the sessions never applied the event');
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'account-sessions-'));
+    store = SqliteEventStore.open(dir, { pollIntervalMs: 5 });
+    clock = new FixedClock();
+    credentials = new VerifiedCredentials({ tokenSecret: Buffer.alloc(32, 1) } as ChronicleConfig, clock);
+    sessions = newSessions();
+  });
+  afterEach(async () => {
+    await sessions.onApplicationShutdown();
+    jest.restoreAllMocks();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers the principal of a live token, with the roles of its account', async () => {
+    await write('a1', opened('a1', ['user', 'admin']));
+    await sessions.onApplicationBootstrap();
+
+    expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1', ['user', 'admin']));
+  });
+
+  it('follows only the session events, and answers for a delivered account without reading its stream', async () => {
+    const subscribe = jest.spyOn(store, 'subscribeToAll');
+    await write('a1', opened('a1'));
+    await sessions.onApplicationBootstrap();
+    const findById = jest.spyOn(directory, 'findById');
+
+    expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
+    expect(findById).not.toHaveBeenCalled();
+    expect(subscribe.mock.calls).toEqual([
+      [
+        {
+          after: undefined,
+          eventTypes: [
+            'AccountOpened.v1',
+            'AccessTokenRevoked.v1',
+            'PasswordReset.v1',
+            'PasswordChanged.v1',
+            'AccessTokensRevoked.v1',
+          ],
+        },
+      ],
+    ]);
+  });
+
+  it('closes its subscription on shutdown and returns once its loop has ended', async () => {
+    const subscribe = jest.spyOn(store, 'subscribeToAll');
+    await sessions.onApplicationBootstrap();
+    const [subscription] = subscribe.mock.results.map((result) => result.value as { isClosed: boolean });
+
+    await sessions.onApplicationShutdown();
+
+    expect(subscription.isClosed).toBe(true);
+    expect(subscribe).toHaveBeenCalledTimes(1);
+  }, 5_000);
+
+  it('resubscribes after a failure from the last event it applied, logging the failure', async () => {
+    const failure = jest.spyOn(Logger.prototype, 'error').mockImplementation();
+    const real = store.subscribeToAll.bind(store);
+    // The first subscription brings the history, then the connection drops.
+    const dropping = (options?: SubscribeOptions): EventSubscription => {
+      const inner = real(options);
+      return {
+        close: () => inner.close(),
+        async *[Symbol.asyncIterator](): AsyncGenerator<SubscriptionMessage> {
+          for await (const message of inner) {
+            yield message;
+            if (message.kind === 'caught-up') throw new Error('connection lost');
+          }
+        },
+      };
+    };
+    const subscribe = jest.spyOn(store, 'subscribeToAll').mockImplementationOnce(dropping);
+    const { position } = await store.append(
+      accountStreamName('a1'),
+      [toNewEvent(opened('a1'), context, clock.now())],
+      'no_stream',
+    );
+    await sessions.onApplicationBootstrap();
+
+    await eventually(() => Promise.resolve(subscribe.mock.calls.length === 2));
+
+    expect(subscribe.mock.calls[1][0]).toMatchObject({ after: position });
+    expect(failure).toHaveBeenCalledWith(
+      { err: new Error('connection lost') },
+      'Account sessions subscription failed; resubscribing',
+    );
+    expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
+  });
+
+  it('refuses a token from the instant it expires', async () => {
+    await write('a1', opened('a1'));
+    await sessions.onApplicationBootstrap();
+
+    expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time + 1 }))).toEqual(principal('a1'));
+    expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time }))).toBeNull();
+  });
+
+  it('refuses tokens issued at or before a password change in the history, not after', async () => {
+    const changedAt = clock.time;
+    await write('a1', opened('a1'), {
+      type: 'PasswordChanged.v1',
+      data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(changedAt) },
+    });
+    await sessions.onApplicationBootstrap();
+
+    expect(await sessions.principalFor(claims('a1', { issuedAt: changedAt }))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { issuedAt: changedAt - 1 }))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { issuedAt: changedAt + 1 }))).toEqual(principal('a1'));
+  });
+
+  it.each([
+    [
+      'PasswordReset.v1',
+      (at: string) => ({ accountId: 'a1', tokenId: 'rt', passwordHash: 'h2', resetAt: at }),
+    ],
+    ['AccessTokensRevoked.v1', (at: string) => ({ accountId: 'a1', changeId: 'c', revokedBefore: at })],
+  ] as const)('revokes older tokens on %s', async (type, data) => {
+    await write('a1', opened('a1'), { type, data: data(iso(clock.time)) } as AccountEvent);
+    await sessions.onApplicationBootstrap();
+
+    expect(await sessions.principalFor(claims('a1'))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { issuedAt: clock.time + 1 }))).toEqual(principal('a1'));
+  });
+
+  it('applies live events: a token revoked by another process stops working', async () => {
+    await write('a1', opened('a1'));
+    await sessions.onApplicationBootstrap();
+    expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
+
+    await write('a1', {
+      type: 'AccessTokenRevoked.v1',
+      data: { accountId: 'a1', tokenId: 't-1', revokedAt: iso(clock.time) },
+    });
+
+    await eventually(async () => (await sessions.principalFor(claims('a1'))) === null);
+    expect(await sessions.principalFor(claims('a1', { tokenId: 't-2' }))).toEqual({
+      ...principal('a1'),
+      tokenId: 't-2',
+    });
+  });
+
+  describe("this process's own writes, before their events come round", () => {
+    // No subscription runs here: only the direct calls can revoke.
+    beforeEach(() => write('a1', opened('a1')));
+
+    it('revokes one token at once, and drops the cached Basic credentials', async () => {
+      expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
+      const cached = credentials.keyFor('a1@example.com', 'pw');
+      credentials.remember(cached.key, cached.generation, { ...principal('a1'), method: 'basic' });
+
+      sessions.tokenRevoked('a1', 't-1');
+
+      expect(await sessions.principalFor(claims('a1'))).toBeNull();
+      expect(await sessions.principalFor(claims('a1', { tokenId: 't-2' }))).not.toBeNull();
+      expect(credentials.lookup(cached.key)).toBeNull();
+    });
+
+    it('revokes tokens issued at or before a password change, never moving the limit back', async () => {
+      expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
+      const cached = credentials.keyFor('a1@example.com', 'pw');
+      credentials.remember(cached.key, cached.generation, { ...principal('a1'), method: 'basic' });
+
+      sessions.tokensRevokedBefore('a1', iso(clock.time));
+      sessions.tokensRevokedBefore('a1', iso(clock.time - 60_000));
+
+      expect(await sessions.principalFor(claims('a1'))).toBeNull();
+      expect(await sessions.principalFor(claims('a1', { issuedAt: clock.time + 1 }))).toEqual(
+        principal('a1'),
+      );
+      expect(credentials.lookup(cached.key)).toBeNull();
+    });
+  });
+
+  describe('an account the subscription has not delivered yet', () => {
+    it('is loaded from its stream, revocations included', async () => {
+      await write('a1', opened('a1'), {
+        type: 'AccessTokenRevoked.v1',
+        data: { accountId: 'a1', tokenId: 't-1', revokedAt: iso(clock.time) },
+      });
+      await write('a2', opened('a2'), {
+        type: 'AccessTokensRevoked.v1',
+        data: { accountId: 'a2', changeId: 'c', revokedBefore: iso(clock.time) },
+      });
+
+      expect(await sessions.principalFor(claims('a1'))).toBeNull();
+      expect(await sessions.principalFor(claims('a1', { tokenId: 't-2' }))).not.toBeNull();
+      expect(await sessions.principalFor(claims('a2'))).toBeNull();
+      expect(await sessions.principalFor(claims('a2', { issuedAt: clock.time + 1 }))).toEqual(
+        principal('a2'),
+      );
+    });
+
+    it('is refused when it does not exist', async () => {
+      expect(await sessions.principalFor(claims(randomUUID()))).toBeNull();
+    });
+  });
+});
