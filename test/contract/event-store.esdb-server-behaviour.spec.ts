@@ -15,7 +15,7 @@ import {
   type EsdbQuirk,
   startEsdbDouble,
 } from '../doubles/esdb/esdb-double';
-import { newEvent, nextWithin, within } from './support/events';
+import { newEvent, nextWithin, pull, within } from './support/events';
 
 // What real EventStoreDB servers do that a client must not take at its word (issue 18), played
 // by the gRPC double. Each test here lost events or failed with a 5xx before the adapter's fixes.
@@ -46,22 +46,6 @@ describe('EsdbEventStore against real servers’ behaviour (gRPC double)', () =>
     await store.close();
     await double.stop();
   });
-
-  /** Messages of one subscription until `done` holds. */
-  async function pull(
-    iterator: AsyncIterator<SubscriptionMessage>,
-    done: (message: SubscriptionMessage) => boolean,
-    ms = 5_000,
-  ): Promise<SubscriptionMessage[]> {
-    const seen: SubscriptionMessage[] = [];
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const result = await nextWithin(iterator, Math.max(deadline - Date.now(), 1));
-      if (result.done) throw new Error('the subscription ended early');
-      seen.push(result.value);
-      if (done(result.value)) return seen;
-    }
-  }
 
   const isEvent = (id: string) => (m: SubscriptionMessage) => m.kind === 'event' && m.event.id === id;
   const checkpoints = (messages: SubscriptionMessage[]) =>

@@ -20,6 +20,7 @@ import {
 } from '@chronicle/read-models';
 import { MongoClient } from 'mongodb';
 import { MongoLease } from '../../apps/projector/src/mongo-lease';
+import { pull } from '../contract/support/events';
 
 // Issue 18: what only real servers can show. Run by the `real-servers` job of
 // .github/workflows/ci.yml against the images docker-compose.yml pins:
@@ -51,31 +52,13 @@ const event = (type: string, data: Record<string, unknown> = {}): NewEvent => ({
   metadata: metadata(),
 });
 /** A type no other test wrote: a filter on it matches nothing already in the log. */
-const uniqueType = () => `RealServer${randomUUID().replaceAll('-', '')}.v1`;
-
-async function pull(
+/** Real servers, under CI's load, get longer than the doubles to answer. */
+const pullFromServer = (
   iterator: AsyncIterator<SubscriptionMessage>,
   done: (message: SubscriptionMessage) => boolean,
-  ms = 30_000,
-): Promise<SubscriptionMessage[]> {
-  const seen: SubscriptionMessage[] = [];
-  const deadline = Date.now() + ms;
-  for (;;) {
-    let timer: NodeJS.Timeout | undefined;
-    const result = await Promise.race([
-      iterator.next(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`nothing within ${ms} ms`)),
-          Math.max(1, deadline - Date.now()),
-        );
-      }),
-    ]).finally(() => clearTimeout(timer));
-    if (result.done) throw new Error('the subscription ended');
-    seen.push(result.value);
-    if (done(result.value)) return seen;
-  }
-}
+) => pull(iterator, done, 30_000);
+
+const uniqueType = () => `RealServer${randomUUID().replaceAll('-', '')}.v1`;
 
 if (!esdbUrl) {
   it.skip('EventStoreDB: set EVENTSTORE_URL to run these against a real server', () => undefined);
@@ -107,7 +90,7 @@ describeEsdb(`EventStoreDB at ${esdbUrl}`, () => {
     rawSubscription.on('data', () => undefined);
     const subscription = store.subscribeToAll({ eventTypes: [type] });
     const iterator = subscription[Symbol.asyncIterator]();
-    await pull(iterator, (m) => m.kind === 'caught-up');
+    await pullFromServer(iterator, (m) => m.kind === 'caught-up');
     await rawCaughtUp;
     // Everything the server sent up to now lies within the log as it is now.
     const end = await store.endPosition();
@@ -115,7 +98,7 @@ describeEsdb(`EventStoreDB at ${esdbUrl}`, () => {
 
     const wanted = event(type);
     await store.append(`fresh-${randomUUID()}`, [wanted], 'no_stream');
-    await pull(iterator, (m) => m.kind === 'event' && m.event.id === wanted.id);
+    await pullFromServer(iterator, (m) => m.kind === 'event' && m.event.id === wanted.id);
     await subscription.close();
     await rawSubscription.unsubscribe();
     await raw.dispose();
@@ -168,7 +151,7 @@ describeEsdb(`EventStoreDB at ${esdbUrl}`, () => {
       const type = uniqueType();
       const subscription = store.subscribeToAll({ eventTypes: [type] });
       const iterator = subscription[Symbol.asyncIterator]();
-      await pull(iterator, (m) => m.kind === 'caught-up');
+      await pullFromServer(iterator, (m) => m.kind === 'caught-up');
       const written: string[] = [];
       const appending = (async () => {
         for (let i = 0; i < 300; i++) {

@@ -55,6 +55,22 @@ export async function waitUntil(condition: () => boolean, ms: number, what: stri
   }
 }
 
+/** Every message of one subscription, in order, until `done` holds for one of them. */
+export async function pull(
+  iterator: AsyncIterator<SubscriptionMessage>,
+  done: (message: SubscriptionMessage) => boolean,
+  ms = 5000,
+): Promise<SubscriptionMessage[]> {
+  const seen: SubscriptionMessage[] = [];
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const result = await nextWithin(iterator, Math.max(deadline - Date.now(), 1));
+    if (result.done) throw new Error('the subscription ended early');
+    seen.push(result.value);
+    if (done(result.value)) return seen;
+  }
+}
+
 /**
  * Pulls subscription messages until `done(message)` holds, keeping only `caught-up` and events of
  * `streams`: on a shared store other writers' events may interleave.
