@@ -81,18 +81,10 @@ export async function pullUntil(
   done: (message: SubscriptionMessage) => boolean,
   ms = 5000,
 ): Promise<SubscriptionMessage[]> {
-  const kept: SubscriptionMessage[] = [];
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const result = await nextWithin(iterator, Math.max(deadline - Date.now(), 1));
-    if (result.done) throw new Error('the subscription ended early');
-    const message = result.value;
-    if (message.kind === 'checkpoint') continue;
-    if (message.kind === 'caught-up' || streams.has(message.event.stream)) {
-      kept.push(message);
-      if (done(message)) return kept;
-    }
-  }
+  const relevant = (message: SubscriptionMessage) =>
+    message.kind === 'caught-up' || (message.kind === 'event' && streams.has(message.event.stream));
+  const seen = await pull(iterator, (message) => relevant(message) && done(message), ms);
+  return seen.filter(relevant);
 }
 
 /** `ev:<id>` per event, `caught-up` for the marker: easy to compare whole sequences. */
