@@ -1,22 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { runCliProcess } from './support/cli-process';
+import { freePort } from './support/free-port';
+import { scrape, valueOf } from './support/scrape';
 import { backendEnv, basic, newDataDir } from './support/test-app';
 
 const ROOT = join(__dirname, '..', '..');
 const swcEnv = { SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForHealth(url: string, server: ChildProcess): Promise<void> {
   const deadline = Date.now() + 20_000;
@@ -54,6 +44,7 @@ describe('the server process', () => {
     );
     expect(created.code).toBe(0);
     const port = await freePort();
+    const metricsPort = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const server = spawn(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'apps/api/src/main.ts')], {
       cwd: ROOT,
@@ -63,6 +54,7 @@ describe('the server process', () => {
         ...(await backendEnv(dataDir)),
         DATA_DIR: dataDir,
         PORT: String(port),
+        METRICS_PORT: String(metricsPort),
         LOG_LEVEL: 'trace',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -94,6 +86,14 @@ describe('the server process', () => {
         body: JSON.stringify({ old: password, new: 'second-process-passphrase' }),
       });
       expect(changed.status).toBe(204);
+      // The three GET /customers above, counted on the metrics listener by their route template.
+      expect(
+        valueOf(await scrape(metricsPort), 'http_server_request_duration_seconds_count', {
+          route: '/customers',
+          method: 'GET',
+          status: '200',
+        }),
+      ).toBe(3);
 
       // A request still being served (Argon2id takes a while) when SIGTERM arrives is answered.
       const inFlight = fetch(`${url}/customers`, {

@@ -16,6 +16,7 @@ import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
 import { emailHash } from '@chronicle/domain';
 import { EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
+import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
 import { ReadModelsModule } from '@chronicle/read-models';
 import { AccountPasswordController } from './account-password/account-password.controller';
 import { RESET_WINDOW_MS } from './account-password/reset-request-throttler.guard';
@@ -39,11 +40,12 @@ function resetEmailKey(body: unknown): string {
 
 @Module({})
 export class AppModule {
-  static forRoot(config: ChronicleConfig, logger: Logger): DynamicModule {
+  static forRoot(config: ChronicleConfig, logger: Logger, metrics: ChronicleMetrics): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ChronicleConfigModule.forRoot(config),
+        MetricsModule.forRoot(metrics),
         LoggerModule.forRoot(loggerModuleParams(logger)),
         SecurityModule,
         { module: MailModule, global: true },

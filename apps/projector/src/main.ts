@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { ChronicleConfig, ConfigError, parseConfig } from '@chronicle/config';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { Projector } from './projector';
 import { ProjectorModule } from './projector.module';
 import { parseProjectorSettings, ProjectorSettings } from './projector-settings';
@@ -22,7 +23,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const app = await NestFactory.createApplicationContext(ProjectorModule.forRoot(config, settings), {
+  const metrics = new ChronicleMetrics({ processMetrics: config.metricsPort !== 0 });
+  const app = await NestFactory.createApplicationContext(ProjectorModule.forRoot(config, settings, metrics), {
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));

@@ -1,13 +1,15 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { MongoClient } from 'mongodb';
 import { LoggerModule } from 'nestjs-pino';
-import { SagaRunner, SagasModule } from '@chronicle/application';
+import { ProjectionsAdminModule, SagaRunner, SagasModule } from '@chronicle/application';
 import { SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
 import { EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
+import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
 import { databaseFromUri, ProjectionRunner, ReadModelsModule } from '@chronicle/read-models';
 import { LeaseRecord, MongoLease } from './mongo-lease';
+import { ProjectorHealth } from './projector-health';
 import { Projector, PROJECTOR_WORKERS, ProjectorWorker } from './projector';
 import { ProjectorSettings } from './projector-settings';
 
@@ -29,11 +31,16 @@ class LeaseClientCloser implements OnApplicationShutdown {
 /** The projector process: projections (and sagas) fed by the event store, guarded by a lease in MongoDB. */
 @Module({})
 export class ProjectorModule {
-  static forRoot(config: ChronicleConfig, settings: ProjectorSettings): DynamicModule {
+  static forRoot(
+    config: ChronicleConfig,
+    settings: ProjectorSettings,
+    metrics: ChronicleMetrics,
+  ): DynamicModule {
     return {
       module: ProjectorModule,
       imports: [
         ChronicleConfigModule.forRoot(config),
+        MetricsModule.forRoot(metrics),
         LoggerModule.forRoot({ pinoHttp: { level: config.logLevel } }),
         EventStoreModule.forRoot(),
         ReadModelsModule.forRoot(),
@@ -41,6 +48,7 @@ export class ProjectorModule {
         SecurityModule,
         { module: MailModule, global: true },
         SagasModule,
+        ProjectionsAdminModule,
       ],
       providers: [
         {
@@ -70,6 +78,7 @@ export class ProjectorModule {
           inject: WORKERS,
         },
         Projector,
+        ProjectorHealth,
       ],
     };
   }

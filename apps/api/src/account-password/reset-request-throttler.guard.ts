@@ -1,4 +1,5 @@
-import { ExecutionContext, HttpException, Injectable } from '@nestjs/common';
+import { ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { ThrottlerGuard, ThrottlerLimitDetail } from '@nestjs/throttler';
 import { passwordFormOf } from './account-password.dto';
 
@@ -7,6 +8,8 @@ export const RESET_WINDOW_MS = 15 * 60 * 1000;
 /** Rate limits only the reset-request form of PUT /api/v1/account/password. */
 @Injectable()
 export class ResetRequestThrottlerGuard extends ThrottlerGuard {
+  @Inject(ChronicleMetrics) private readonly metrics!: ChronicleMetrics;
+
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
     const body = context.switchToHttp().getRequest<{ body?: unknown }>().body;
     return Promise.resolve(passwordFormOf(body) !== 'request');
@@ -16,6 +19,7 @@ export class ResetRequestThrottlerGuard extends ThrottlerGuard {
     _context: ExecutionContext,
     limit: ThrottlerLimitDetail,
   ): Promise<void> {
+    this.metrics.rateLimitRejections.inc({ limit: 'password-reset' });
     throw new HttpException(
       {
         type: 'too-many-requests',
