@@ -57,13 +57,20 @@ export function registerProjectionsCommands(program: Command, config: () => Chro
 }
 
 /** Ctrl-C abandons the operation: the new generation is dropped and the live models stay. */
-async function withProgress<T>(work: (options: OperationOptions) => Promise<T>): Promise<T> {
-  const reporter = new ProgressReporter();
+async function withProgress<T extends Array<{ events: number }>>(
+  work: (options: OperationOptions) => Promise<T>,
+): Promise<T> {
+  const reporter = new ProgressReporter('events');
   const controller = new AbortController();
   const onSignal = () => controller.abort(new Error('Interrupted'));
   process.once('SIGINT', onSignal);
   try {
-    return await work({ onProgress: (progress) => reporter.update(progress), signal: controller.signal });
+    const result = await work({
+      onProgress: ({ events, fraction }) => reporter.update({ done: events, fraction }),
+      signal: controller.signal,
+    });
+    reporter.complete(result[0]?.events);
+    return result;
   } finally {
     process.off('SIGINT', onSignal);
     reporter.stop();
