@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliCommand, jsonLines as json, runCliProcess as cli, runCliWithInput } from './support/cli-process';
-import { basic, newDataDir, startTestApp } from './support/test-app';
+import { basic, E2E_BACKEND, newDataDir, startTestApp } from './support/test-app';
 
 describe('chronicle CLI', () => {
   const dataDir = newDataDir();
@@ -219,6 +219,43 @@ describe('chronicle CLI', () => {
     const result = await cli(dataDir, 'customers', 'create', '--name', '', '--email', 'nope');
     expect(result.code).toBe(1);
     expect(json(result.stderr)[0].error).toBe('validation-error');
+  });
+
+  it('prints projections status: checkpoints, lag and head of each projection and saga', async () => {
+    const statusData = newDataDir();
+    const server = await startTestApp({ dataDir: statusData });
+    try {
+      await server.seedCustomers(20);
+      const result = await cli(statusData, 'projections', 'status');
+      expect(result.code).toBe(0);
+      const [status, ...others] = json(result.stdout);
+      expect(others).toEqual([]);
+      expect(status.head).toEqual(expect.stringMatching(/^\d+(:\d+)?$/));
+      const caughtUp = {
+        checkpoint: status.head,
+        lag: 0,
+        lagExact: true,
+        lagSeconds: 0,
+      };
+      expect(status.projections).toEqual([
+        { name: 'customers', ...caughtUp },
+        { name: 'users', ...caughtUp },
+      ]);
+      expect(status.sagas).toEqual([
+        expect.objectContaining({ name: 'saga:password', lag: expect.any(Number), lagExact: true }),
+      ]);
+    } finally {
+      await server.stop();
+    }
+    const stopped = await cli(statusData, 'projections', 'status');
+    if (E2E_BACKEND === 'embedded') {
+      // The in-memory read models went with the server.
+      expect(stopped.code).toBe(1);
+      expect(json(stopped.stderr)[0].error).toBe('no-live-read-models');
+    } else {
+      // MongoDB keeps them: the status is read there.
+      expect(stopped.code).toBe(0);
+    }
   });
 
   describe('on a terminal', () => {
