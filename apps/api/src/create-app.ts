@@ -8,7 +8,7 @@ import { ChronicleMetrics } from '@chronicle/metrics';
 import { AppModule } from './app.module';
 import { edgeOptions, installEdge } from './http/edge';
 import { completeDocument } from './http/openapi';
-import { createLogger, logRequests } from './http/logging';
+import { createLogger, logLifecycle, logRequests } from './http/logging';
 import { measureRequests } from './http/request-metrics';
 
 /** Builds the HTTP application (not yet listening): used by main.ts and by the e2e tests. */
@@ -19,6 +19,7 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
   // The process's one registry: process metrics only when something will scrape them.
   const metrics = new ChronicleMetrics({ processMetrics: config.metricsPort !== 0 });
   logRequests(fastify, logger);
+  logLifecycle(fastify, logger, config);
   measureRequests(fastify, metrics);
   await installEdge(fastify, config);
 

@@ -3,7 +3,7 @@ import { MongoClient } from 'mongodb';
 import { LoggerModule } from 'nestjs-pino';
 import { ProjectionsAdminModule, SagaRunner, SagasModule } from '@chronicle/application';
 import { SecurityModule } from '@chronicle/auth';
-import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
+import { ChronicleConfig, ChronicleConfigModule, logDestination } from '@chronicle/config';
 import { EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
 import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
@@ -41,7 +41,7 @@ export class ProjectorModule {
       imports: [
         ChronicleConfigModule.forRoot(config),
         MetricsModule.forRoot(metrics),
-        LoggerModule.forRoot({ pinoHttp: { level: config.logLevel } }),
+        LoggerModule.forRoot({ pinoHttp: [{ level: config.logLevel }, logDestination()] }),
         EventStoreModule.forRoot(),
         ReadModelsModule.forRoot(),
         // What the sagas' commands need: the security ports and the Mailer.

@@ -32,7 +32,10 @@ export class MailReport implements MailObserver {
       {
         ...this.fields(message),
         outcome: 'failed',
-        error: error instanceof Error ? error.message : String(error),
+        // An SMTP server's refusal often quotes the recipient: masked there too.
+        error: (error instanceof Error ? error.message : String(error))
+          .split(message.to)
+          .join(maskAddress(message.to)),
       },
       'mail failed',
     );
