@@ -10,6 +10,7 @@ import { edgeOptions, installEdge } from './http/edge';
 import { completeDocument } from './http/openapi';
 import { createLogger, logLifecycle, logRequests } from './http/logging';
 import { measureRequests } from './http/request-metrics';
+import { traceRequests } from './http/request-tracing';
 
 /** Builds the HTTP application (not yet listening): used by main.ts and by the e2e tests. */
 export async function createApp(config: ChronicleConfig): Promise<NestFastifyApplication> {
@@ -21,6 +22,7 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
   logRequests(fastify, logger);
   logLifecycle(fastify, logger, config);
   measureRequests(fastify, metrics);
+  traceRequests(fastify);
   await installEdge(fastify, config);
 
   // Graceful shutdown: requests in flight finish, then their kept-alive connections are closed

@@ -10,6 +10,9 @@ export interface EventMetadata {
   causationId: string | null;
   /** RFC 3339 UTC with milliseconds. */
   occurredAt: string;
+  /** With tracing on: the OpenTelemetry trace, and the span within it, that wrote the event. */
+  traceId?: string;
+  spanId?: string;
 }
 
 export type EventData = Record<string, unknown>;

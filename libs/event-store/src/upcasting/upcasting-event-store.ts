@@ -10,6 +10,7 @@ import {
   SubscribeOptions,
   SubscriptionMessage,
 } from '../event-store.port';
+import { traced } from '@chronicle/tracing';
 import { Position } from '../position';
 import { UpcasterRegistry } from './upcaster-registry';
 
@@ -30,6 +31,16 @@ export class UpcastingEventStore extends EventStore {
   }
 
   override append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    return traced('event-store append', () => this.observedAppend(stream, events, expected), {
+      attributes: { 'chronicle.stream': stream, 'chronicle.events': events.length },
+    });
+  }
+
+  private observedAppend(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+  ): Promise<AppendResult> {
     const observer = this.observer;
     if (observer === null) return this.inner.append(stream, events, expected);
     const started = performance.now();
