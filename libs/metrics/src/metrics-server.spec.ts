@@ -41,6 +41,18 @@ describe('MetricsServer', () => {
     expect(server.port).toBeNull();
   });
 
+  it('names METRICS_PORT when another process holds the port', async () => {
+    const port = await freePort();
+    const first = new MetricsServer({ metricsPort: port } as ChronicleConfig, new ChronicleMetrics());
+    await first.onApplicationBootstrap();
+    try {
+      const second = new MetricsServer({ metricsPort: port } as ChronicleConfig, new ChronicleMetrics());
+      await expect(second.onApplicationBootstrap()).rejects.toThrow(`METRICS_PORT ${port} is in use`);
+    } finally {
+      await first.onApplicationShutdown();
+    }
+  });
+
   it('does not listen when METRICS_PORT is 0', async () => {
     const server = new MetricsServer({ metricsPort: 0 } as ChronicleConfig, new ChronicleMetrics());
     await server.onApplicationBootstrap();

@@ -48,9 +48,18 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     if (this.config.metricsPort === 0) return;
     const server = createServer((request, response) => void this.answer(request, response));
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        reject(
+          error.code === 'EADDRINUSE'
+            ? new Error(
+                `METRICS_PORT ${this.config.metricsPort} is in use (another Chronicle process on this host?): ` +
+                  'give each process its own METRICS_PORT, or 0 for none',
+              )
+            : error,
+        ),
+      );
       server.listen(this.config.metricsPort, '0.0.0.0', () => {
-        server.off('error', reject);
+        server.removeAllListeners('error');
         resolve();
       });
     });
