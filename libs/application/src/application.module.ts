@@ -15,6 +15,8 @@ import { RegisterCustomerHandler } from './customers/register-customer/register-
 import { SeedCustomersHandler } from './customers/seed-customers/seed-customers.handler';
 import { Clock, SystemClock } from './shared/clock';
 import { EventSourcedRepository } from './shared/event-sourced-repository';
+import { GetUserHandler } from './users/get-user/get-user.handler';
+import { ListUsersHandler } from './users/list-users/list-users.handler';
 import { PatchUserHandler } from './users/patch-user/patch-user.handler';
 
 /**
@@ -44,9 +46,9 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
 })
 export class ApplicationModule {}
 
-/** Queries answered from the read models; needs the ReadStore port. */
+/** Queries answered from the read models; needs the ReadStore port (and EventStore, to catch up). */
 @Module({
   imports: [CqrsModule],
-  providers: [ListCustomersHandler],
+  providers: [ListCustomersHandler, ListUsersHandler, GetUserHandler],
 })
 export class QueriesModule {}

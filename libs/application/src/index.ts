@@ -13,6 +13,8 @@ export * from './customers/register-customer/register-customer.command';
 export * from './customers/seed-customers/seed-customers.command';
 export * from './customers/list-customers/list-customers.query';
 export * from './users/patch-user/patch-user.command';
+export * from './users/get-user/get-user.query';
+export * from './users/list-users/list-users.query';
 export * from './audit/audit.module';
 export * from './audit/audit-record';
 export * from './audit/list-audit-events/list-audit-events.query';

@@ -1,6 +1,7 @@
 export * from './shared/domain-error';
 export * from './shared/event';
 export * from './shared/values';
+export * from './user/user.fields';
 export * from './user/user.events';
 export * from './user/user.aggregate';
 export * from './customer/customer.events';
