@@ -8,7 +8,7 @@ import { RequestPasswordResetHandler } from './accounts/request-password-reset/r
 import { SendPasswordResetEmailHandler } from './accounts/send-password-reset-email/send-password-reset-email.handler';
 import { IssueAccessTokenHandler } from './accounts/issue-access-token/issue-access-token.handler';
 import { OpenAccountHandler } from './accounts/open-account/open-account.handler';
-import { RevokeAccessTokenHandler } from './accounts/revoke-access-token/revoke-access-token.handler';
+import { EndSessionHandler } from './accounts/end-session/end-session.handler';
 import { ListCustomersHandler } from './customers/list-customers/list-customers.handler';
 import { CustomerNumberAllocator } from './customers/customer-number-allocator';
 import { RegisterCustomerHandler } from './customers/register-customer/register-customer.handler';
@@ -30,7 +30,7 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     CustomerNumberAllocator,
     OpenAccountHandler,
     IssueAccessTokenHandler,
-    RevokeAccessTokenHandler,
+    EndSessionHandler,
     RequestPasswordResetHandler,
     CompletePasswordResetHandler,
     ChangePasswordHandler,

@@ -8,7 +8,7 @@ export * from './shared/security.ports';
 export * from './accounts/account-directory';
 export * from './accounts/open-account/open-account.command';
 export * from './accounts/issue-access-token/issue-access-token.command';
-export * from './accounts/revoke-access-token/revoke-access-token.command';
+export * from './accounts/end-session/end-session.command';
 export * from './customers/register-customer/register-customer.command';
 export * from './customers/seed-customers/seed-customers.command';
 export * from './customers/list-customers/list-customers.query';

@@ -61,6 +61,7 @@ export class CredentialVerifier {
       userId: account.userId,
       roles: account.roles,
       method: 'basic',
+      credentialsVersion: account.credentialsVersion,
     };
     this.verified.remember(key, generation, principal);
     return principal;

@@ -141,7 +141,7 @@ export class AccountPasswordController {
 
   /** This process's sessions learn of the change now rather than when its event comes round. */
   private revokeOlderTokens(result: PasswordChangeResult): void {
-    this.sessions.tokensRevokedBefore(result.accountId, result.changedAt);
+    this.sessions.credentialsChanged(result.accountId, result.credentialsVersion);
   }
 }
 

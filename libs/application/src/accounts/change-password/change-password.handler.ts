@@ -1,5 +1,11 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { accountDecider, accountStreamName, NotFoundError, PasswordChanged } from '@chronicle/domain';
+import {
+  accountDecider,
+  accountStreamName,
+  credentialsVersionAfter,
+  NotFoundError,
+  PasswordChanged,
+} from '@chronicle/domain';
 import { WrongPasswordError } from '../../shared/application-errors';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { PasswordHasher } from '../../shared/security.ports';
@@ -39,6 +45,10 @@ export class ChangePasswordHandler implements ICommandHandler<ChangePasswordComm
       context,
     );
     const [changed] = result.events as PasswordChanged[];
-    return { accountId: principal.accountId, changedAt: changed.data.changedAt, position: result.position };
+    return {
+      accountId: principal.accountId,
+      credentialsVersion: credentialsVersionAfter(state.credentialsVersion, changed),
+      position: result.position,
+    };
   }
 }

@@ -1,0 +1,296 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Clock } from '@chronicle/application';
+import { startEsdbDouble } from '../doubles/esdb/esdb-double';
+import { startMongoDouble } from '../doubles/mongo/mongo-double';
+import { ApiProcess, startApiProcess } from './support/api-process';
+import { cliCommand } from './support/cli-process';
+import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
+
+/** Revocation compares credentials versions; API.md says it reaches every instance within a second. */
+const REVOCATION_REACH_MS = 1_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const mint = async (url: string, authorization: string) => {
+  const response = await fetch(`${url}/api/v1/account/tokens`, {
+    method: 'POST',
+    headers: { authorization },
+  });
+  const body = (await response.json()) as { access_token?: string; expires_in?: number };
+  return { status: response.status, token: body.access_token ?? null, expiresIn: body.expires_in };
+};
+const statusWith = (url: string, token: string) =>
+  fetch(`${url}/customers`, { headers: { authorization: `Bearer ${token}` } }).then(async (response) => {
+    await response.arrayBuffer();
+    return response.status;
+  });
+const changePassword = async (url: string, account: { email: string; password: string }, next: string) => {
+  const response = await fetch(`${url}/api/v1/account/password`, {
+    method: 'PUT',
+    headers: { authorization: basic(account), 'content-type': 'application/json' },
+    body: JSON.stringify({ old: account.password, new: next }),
+  });
+  await response.arrayBuffer();
+  return response.status;
+};
+
+interface Race {
+  /** Every token minted with the old credentials, and whether its 201 came after the change's 204. */
+  minted: Array<{ token: string; after: boolean }>;
+  changeStatus: number;
+}
+
+/**
+ * Loops mint tokens with the old password and an old token, against each of `urls` in turn, while
+ * the password changes through `changeUrl`; they go on a while after its 204, so that requests
+ * authenticated before the change finish after it.
+ */
+async function raceChange(urls: string[], changeUrl: string, account: TestAccount, token: string) {
+  const race: Race = { minted: [], changeStatus: 0 };
+  let changedAt: number | null = null;
+  let running = true;
+  const loop = async (authorization: string, offset: number) => {
+    for (let i = offset; running; i++) {
+      const { status, token: minted } = await mint(urls[i % urls.length], authorization);
+      if (status === 201 && minted) race.minted.push({ token: minted, after: changedAt !== null });
+    }
+  };
+  const loops = [0, 1, 2].flatMap((offset) => [
+    loop(basic(account), offset),
+    loop(`Bearer ${token}`, offset + 1),
+  ]);
+  await sleep(300);
+  race.changeStatus = await changePassword(changeUrl, account, 'the passphrase after the race');
+  changedAt = Date.now();
+  await sleep(300);
+  running = false;
+  await Promise.all(loops);
+  await sleep(Math.max(0, changedAt + REVOCATION_REACH_MS - Date.now()));
+  return race;
+}
+
+async function survivors(urls: string[], race: Race) {
+  const alive: string[] = [];
+  for (const { token } of race.minted) {
+    for (const url of urls) if ((await statusWith(url, token)) !== 401) alive.push(`${url} ${token}`);
+  }
+  return alive;
+}
+
+describe('revocation by credentials version: tokens racing a password change', () => {
+  let subject: TestApp;
+
+  beforeAll(async () => {
+    subject = await startTestApp();
+  });
+  afterAll(() => subject.destroy());
+
+  it('leaves no token minted with the old password or an old token alive after the change', async () => {
+    const account = await subject.createAccount();
+    const token = await issueToken(subject.url, account);
+
+    const race = await raceChange([subject.url], subject.url, account, token);
+
+    expect(race.changeStatus).toBe(204);
+    expect(race.minted.length).toBeGreaterThan(0);
+    console.info(
+      `one instance: ${race.minted.length} tokens minted with old credentials, ` +
+        `${race.minted.filter((minted) => minted.after).length} of them answered after the change`,
+    );
+    expect(await survivors([subject.url], race)).toEqual([]);
+    // The new password goes on working.
+    expect(
+      (await mint(subject.url, basic({ ...account, password: 'the passphrase after the race' }))).status,
+    ).toBe(201);
+  }, 60_000);
+});
+
+/**
+ * Two API processes on the EventStoreDB and MongoDB wire doubles with one TOKEN_SECRET, the second
+ * with its clock two minutes ahead (a preload offsets Date): no instant from either decides.
+ */
+describe('revocation across two API instances, one with a skewed clock', () => {
+  const dataDir = newDataDir();
+  let env: Record<string, string>;
+  let straight: ApiProcess;
+  let skewed: ApiProcess;
+  let stopDoubles: () => Promise<void>;
+  let accounts = 0;
+
+  const createAccount = async (): Promise<TestAccount> => {
+    const email = `instances${++accounts}-${Date.now()}@example.com`;
+    const password = `instances-passphrase-${accounts}`;
+    const { command, env: cliEnv } = await cliCommand(dataDir, [
+      'accounts',
+      'create',
+      '--email',
+      email,
+      '--password-stdin',
+      '--name',
+      'Two Instances',
+      '--age',
+      '40',
+    ]);
+    const stdout = await new Promise<string>((resolve, reject) => {
+      const child = execFile(
+        command[0],
+        command.slice(1),
+        { env: { ...cliEnv, ...env } },
+        (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)),
+      );
+      child.stdin?.end(password);
+    });
+    const { accountId, userId } = JSON.parse(stdout) as { accountId: string; userId: string };
+    return { accountId, userId, email, password };
+  };
+
+  beforeAll(async () => {
+    const [esdb, mongo] = await Promise.all([startEsdbDouble(), startMongoDouble()]);
+    stopDoubles = async () => {
+      await esdb.stop();
+      await mongo.stop();
+    };
+    const mongoUri = new URL(mongo.uri);
+    mongoUri.pathname = '/revocation';
+    env = {
+      DATA_DIR: dataDir,
+      EVENTSTORE_URL: esdb.connectionString,
+      MONGODB_URI: mongoUri.toString(),
+      TOKEN_SECRET: randomBytes(32).toString('hex'),
+      ACCESS_TOKEN_TTL: '3600',
+    };
+    [straight, skewed] = await Promise.all([
+      startApiProcess(env),
+      startApiProcess(env, { clockOffsetMs: 120_000 }),
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([straight?.stop(), skewed?.stop()]);
+    await stopDoubles?.();
+  });
+
+  it('runs the second instance two minutes ahead', async () => {
+    const account = await createAccount();
+    const { token } = await mint(skewed.url, basic(account));
+    const claims = JSON.parse(Buffer.from(token!.split('.')[1], 'base64url').toString()) as number[];
+    expect(claims[4] - Date.now()).toBeGreaterThan(110_000);
+  });
+
+  it('kills tokens minted on both instances, alternately, at a change made on one', async () => {
+    const account = await createAccount();
+    const token = await issueToken(skewed.url, account);
+
+    const race = await raceChange([straight.url, skewed.url], straight.url, account, token);
+
+    expect(race.changeStatus).toBe(204);
+    expect(race.minted.length).toBeGreaterThan(0);
+    console.info(
+      `two instances: ${race.minted.length} tokens minted with old credentials, ` +
+        `${race.minted.filter((minted) => minted.after).length} of them answered after the change`,
+    );
+    expect(await survivors([straight.url, skewed.url], race)).toEqual([]);
+  }, 60_000);
+
+  it.each([
+    ['the skewed instance', 'the other', () => [skewed, straight]],
+    ['the straight instance', 'the skewed one', () => [straight, skewed]],
+  ])(
+    'kills tokens issued on %s at a change made on %s, on both, within a second',
+    async (_a, _b, pick) => {
+      const [issuer, changer] = pick();
+      const account = await createAccount();
+      const token = await issueToken(issuer.url, account);
+      expect(await statusWith(changer.url, token)).toBe(200);
+
+      expect(await changePassword(changer.url, account, 'a passphrase set elsewhere')).toBe(204);
+      await sleep(REVOCATION_REACH_MS);
+
+      expect(await statusWith(issuer.url, token)).toBe(401);
+      expect(await statusWith(changer.url, token)).toBe(401);
+    },
+    30_000,
+  );
+});
+
+describe('sessions', () => {
+  let subject: TestApp;
+
+  beforeAll(async () => {
+    subject = await startTestApp({ env: { ACCESS_TOKEN_TTL: '3600' } });
+  });
+  afterAll(() => subject.destroy());
+
+  it('a token minted with a bearer token joins its session and expires no later than its first token', async () => {
+    const account = await subject.createAccount();
+    const first = await issueToken(subject.url, account);
+    // The API's clock half an hour on: the minted token gets what is left of the session, not an hour.
+    const clock = subject.app.get(Clock);
+    const later = Date.now() + 1_800_000;
+    const now = jest.spyOn(clock, 'now').mockImplementation(() => new Date(later));
+    try {
+      const second = await mint(subject.url, `Bearer ${first}`);
+      expect(second.status).toBe(201);
+      expect(second.expiresIn).toBeLessThanOrEqual(1_800);
+      const third = await mint(subject.url, `Bearer ${second.token}`);
+      expect(third.expiresIn).toBeLessThanOrEqual(1_800);
+
+      // Past the first token's expiry, every token of the session has expired with it.
+      now.mockImplementation(() => new Date(Date.now() + 3_600_000));
+      expect(await statusWith(subject.url, second.token!)).toBe(401);
+      expect(await statusWith(subject.url, third.token!)).toBe(401);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it('DELETE /api/v1/account/tokens/current ends the whole session, and only it', async () => {
+    const account = await subject.createAccount();
+    const first = await issueToken(subject.url, account);
+    const second = (await mint(subject.url, `Bearer ${first}`)).token!;
+    const third = (await mint(subject.url, `Bearer ${second}`)).token!;
+    const otherSession = await issueToken(subject.url, account);
+
+    const ended = await fetch(`${subject.url}/api/v1/account/tokens/current`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${second}` },
+    });
+
+    expect(ended.status).toBe(204);
+    for (const token of [first, second, third]) expect(await statusWith(subject.url, token)).toBe(401);
+    expect((await mint(subject.url, `Bearer ${first}`)).status).toBe(401);
+    expect(await statusWith(subject.url, otherSession)).toBe(200);
+  });
+
+  it('the audit links each token to its session, and each session to how it began', async () => {
+    const admin = await subject.createAccount({ admin: true });
+    const account = await subject.createAccount();
+    const first = await issueToken(subject.url, account);
+    const second = (await mint(subject.url, `Bearer ${first}`)).token!;
+    await fetch(`${subject.url}/api/v1/account/tokens/current`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${second}` },
+    });
+    const claims = (token: string) =>
+      JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as [string, string, string];
+    const [, firstId, sessionId] = claims(first);
+    const [, secondId] = claims(second);
+
+    const response = await fetch(`${subject.url}/api/v1/audit/events?stream=session-${sessionId}`, {
+      headers: { authorization: basic(admin) },
+    });
+    const records = (await response.json()) as Array<{ type: string; data: Record<string, unknown> }>;
+
+    expect(records.map((record) => [record.type, record.data])).toEqual([
+      [
+        'SessionStarted.v1',
+        expect.objectContaining({ accountId: account.accountId, sessionId, startedWith: 'basic' }),
+      ],
+      ['SessionTokenIssued.v1', expect.objectContaining({ sessionId, tokenId: firstId, issuedWith: null })],
+      [
+        'SessionTokenIssued.v1',
+        expect.objectContaining({ sessionId, tokenId: secondId, issuedWith: firstId }),
+      ],
+      ['SessionEnded.v1', expect.objectContaining({ sessionId, endedWith: secondId })],
+    ]);
+  });
+});
