@@ -1,10 +1,5 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { Clock } from '@chronicle/application';
-import { startEsdbDouble } from '../doubles/esdb/esdb-double';
-import { startMongoDouble } from '../doubles/mongo/mongo-double';
-import { ApiProcess, startApiProcess } from './support/api-process';
-import { cliCommand } from './support/cli-process';
+import { ApiProcess, createAccountWithCli, startApiProcess, startSharedDoubles } from './support/api-process';
 import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 /** Revocation compares credentials versions; API.md says it reaches every instance within a second. */
@@ -111,54 +106,16 @@ describe('revocation by credentials version: tokens racing a password change', (
  */
 describe('revocation across two API instances, one with a skewed clock', () => {
   const dataDir = newDataDir();
-  let env: Record<string, string>;
   let straight: ApiProcess;
   let skewed: ApiProcess;
   let stopDoubles: () => Promise<void>;
-  let accounts = 0;
-
-  const createAccount = async (): Promise<TestAccount> => {
-    const email = `instances${++accounts}-${Date.now()}@example.com`;
-    const password = `instances-passphrase-${accounts}`;
-    const { command, env: cliEnv } = await cliCommand(dataDir, [
-      'accounts',
-      'create',
-      '--email',
-      email,
-      '--password-stdin',
-      '--name',
-      'Two Instances',
-      '--age',
-      '40',
-    ]);
-    const stdout = await new Promise<string>((resolve, reject) => {
-      const child = execFile(
-        command[0],
-        command.slice(1),
-        { env: { ...cliEnv, ...env } },
-        (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)),
-      );
-      child.stdin?.end(password);
-    });
-    const { accountId, userId } = JSON.parse(stdout) as { accountId: string; userId: string };
-    return { accountId, userId, email, password };
-  };
+  let env: Record<string, string>;
+  const createAccount = () => createAccountWithCli(dataDir, env);
 
   beforeAll(async () => {
-    const [esdb, mongo] = await Promise.all([startEsdbDouble(), startMongoDouble()]);
-    stopDoubles = async () => {
-      await esdb.stop();
-      await mongo.stop();
-    };
-    const mongoUri = new URL(mongo.uri);
-    mongoUri.pathname = '/revocation';
-    env = {
-      DATA_DIR: dataDir,
-      EVENTSTORE_URL: esdb.connectionString,
-      MONGODB_URI: mongoUri.toString(),
-      TOKEN_SECRET: randomBytes(32).toString('hex'),
-      ACCESS_TOKEN_TTL: '3600',
-    };
+    const doubles = await startSharedDoubles(dataDir, 'revocation');
+    stopDoubles = doubles.stop;
+    env = { ...doubles.env, ACCESS_TOKEN_TTL: '3600' };
     [straight, skewed] = await Promise.all([
       startApiProcess(env),
       startApiProcess(env, { clockOffsetMs: 120_000 }),

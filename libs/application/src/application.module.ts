@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AccountDirectory } from './accounts/account-directory';
+import { AttemptLimits } from './shared/attempt-limits';
 import { ChangePasswordHandler } from './accounts/change-password/change-password.handler';
 import { CompletePasswordChangeHandler } from './accounts/complete-password-change/complete-password-change.handler';
 import { CompletePasswordResetHandler } from './accounts/complete-password-reset/complete-password-reset.handler';
@@ -18,8 +19,8 @@ import { EventSourcedRepository } from './shared/event-sourced-repository';
 import { PatchUserHandler } from './users/patch-user/patch-user.handler';
 
 /**
- * Commands and their handlers. Needs from its host the EventStore, Mailer, PasswordHasher and
- * AccessTokenCodec ports (the adapters are chosen by the app).
+ * Commands and their handlers. Needs from its host the EventStore, Mailer, PasswordHasher,
+ * AccessTokenCodec and AttemptCounters ports (the adapters are chosen by the app).
  */
 @Module({
   imports: [CqrsModule],
@@ -27,6 +28,7 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     { provide: Clock, useClass: SystemClock },
     EventSourcedRepository,
     AccountDirectory,
+    AttemptLimits,
     CustomerNumberAllocator,
     OpenAccountHandler,
     IssueAccessTokenHandler,
@@ -40,7 +42,7 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     SeedCustomersHandler,
     PatchUserHandler,
   ],
-  exports: [CqrsModule, Clock, EventSourcedRepository, AccountDirectory],
+  exports: [CqrsModule, Clock, EventSourcedRepository, AccountDirectory, AttemptLimits],
 })
 export class ApplicationModule {}
 

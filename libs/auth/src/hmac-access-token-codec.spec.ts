@@ -59,8 +59,9 @@ describe('HmacAccessTokenCodec', () => {
       `${prefix}.${body}!.${signature}`,
     ];
     // Each variant decodes to the signed bytes under Node's lenient decoder, so only the
-    // spelling refuses it.
-    for (const variant of variants) {
+    // spelling refuses it. A signature with no `-` or `_` (about one in four) has a standard
+    // base64 form without padding that is the token itself: that one is no variant.
+    for (const variant of variants.filter((spelling) => spelling !== token)) {
       const [, variantBody, variantSignature] = variant.split('.');
       expect(Buffer.from(variantSignature, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(
         true,
