@@ -1,3 +1,5 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Clock } from '@chronicle/application';
 import { ApiProcess, createAccountWithCli, startApiProcess, startSharedDoubles } from './support/api-process';
 import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
@@ -37,10 +39,15 @@ interface Race {
 
 /**
  * Loops mint tokens with the old password and an old token, against each of `urls` in turn, while
- * the password changes through `changeUrl`; they go on a while after its 204, so that requests
- * authenticated before the change finish after it.
+ * `change` replaces the password; they go on a while after its 204, so that requests authenticated
+ * before the change finish after it.
  */
-async function raceChange(urls: string[], changeUrl: string, account: TestAccount, token: string) {
+async function raceChange(
+  urls: string[],
+  change: () => Promise<number>,
+  account: TestAccount,
+  token: string,
+) {
   const race: Race = { minted: [], changeStatus: 0 };
   let changedAt: number | null = null;
   let running = true;
@@ -55,7 +62,7 @@ async function raceChange(urls: string[], changeUrl: string, account: TestAccoun
     loop(`Bearer ${token}`, offset + 1),
   ]);
   await sleep(300);
-  race.changeStatus = await changePassword(changeUrl, account, 'the passphrase after the race');
+  race.changeStatus = await change();
   changedAt = Date.now();
   await sleep(300);
   running = false;
@@ -84,7 +91,12 @@ describe('revocation by credentials version: tokens racing a password change', (
     const account = await subject.createAccount();
     const token = await issueToken(subject.url, account);
 
-    const race = await raceChange([subject.url], subject.url, account, token);
+    const race = await raceChange(
+      [subject.url],
+      () => changePassword(subject.url, account, 'the passphrase after the race'),
+      account,
+      token,
+    );
 
     expect(race.changeStatus).toBe(204);
     expect(race.minted.length).toBeGreaterThan(0);
@@ -98,7 +110,58 @@ describe('revocation by credentials version: tokens racing a password change', (
       (await mint(subject.url, basic({ ...account, password: 'the passphrase after the race' }))).status,
     ).toBe(201);
   }, 60_000);
+
+  it('leaves none alive after a reset either', async () => {
+    const account = await subject.createAccount();
+    const token = await issueToken(subject.url, account);
+    const requested = await fetch(`${subject.url}/api/v1/account/password`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: account.email }),
+    });
+    expect(requested.status).toBe(202);
+    const resetToken = await resetTokenFor(subject.dataDir, account.email);
+
+    const race = await raceChange(
+      [subject.url],
+      async () => {
+        const response = await fetch(`${subject.url}/api/v1/account/password`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ token: resetToken, new: 'the passphrase after the reset' }),
+        });
+        await response.arrayBuffer();
+        return response.status;
+      },
+      account,
+      token,
+    );
+
+    expect(race.changeStatus).toBe(204);
+    expect(race.minted.length).toBeGreaterThan(0);
+    console.info(
+      `one instance, a reset: ${race.minted.length} tokens minted with old credentials, ` +
+        `${race.minted.filter((minted) => minted.after).length} of them answered after the reset`,
+    );
+    expect(await survivors([subject.url], race)).toEqual([]);
+  }, 60_000);
 });
+
+/** The reset token in the e-mail written to DATA_DIR/outbox for `email` (no SMTP_URL: .eml files). */
+async function resetTokenFor(dataDir: string, email: string): Promise<string> {
+  const outbox = join(dataDir, 'outbox');
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const files = existsSync(outbox) ? readdirSync(outbox).filter((name) => name.endsWith('.eml')) : [];
+    for (const file of files) {
+      const eml = readFileSync(join(outbox, file), 'utf8');
+      const token = /[?&]token=([A-Za-z0-9_-]+)/.exec(eml);
+      if (eml.includes(email) && token) return token[1];
+    }
+    await sleep(50);
+  }
+  throw new Error(`no reset e-mail for ${email}`);
+}
 
 /**
  * Two API processes on the EventStoreDB and MongoDB wire doubles with one TOKEN_SECRET, the second
@@ -137,7 +200,12 @@ describe('revocation across two API instances, one with a skewed clock', () => {
     const account = await createAccount();
     const token = await issueToken(skewed.url, account);
 
-    const race = await raceChange([straight.url, skewed.url], straight.url, account, token);
+    const race = await raceChange(
+      [straight.url, skewed.url],
+      () => changePassword(straight.url, account, 'the passphrase after the race'),
+      account,
+      token,
+    );
 
     expect(race.changeStatus).toBe(204);
     expect(race.minted.length).toBeGreaterThan(0);
