@@ -216,6 +216,25 @@ describe('revocation across two API instances, one with a skewed clock', () => {
     expect(await survivors([straight.url, skewed.url], race)).toEqual([]);
   }, 60_000);
 
+  it('ends a session on every instance within a second of its end on one', async () => {
+    const account = await createAccount();
+    const first = await issueToken(straight.url, account);
+    const second = (await mint(skewed.url, `Bearer ${first}`)).token!;
+    expect(await statusWith(straight.url, second)).toBe(200);
+
+    const ended = await fetch(`${skewed.url}/api/v1/account/tokens/current`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${second}` },
+    });
+    expect(ended.status).toBe(204);
+    await sleep(REVOCATION_REACH_MS);
+
+    for (const url of [straight.url, skewed.url]) {
+      expect(await statusWith(url, first)).toBe(401);
+      expect(await statusWith(url, second)).toBe(401);
+    }
+  }, 30_000);
+
   it.each([
     ['the skewed instance', 'the other', () => [skewed, straight]],
     ['the straight instance', 'the skewed one', () => [straight, skewed]],
