@@ -1,36 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { freePort, waitForHealth } from './support/api-process';
 import { runCliProcess } from './support/cli-process';
 import { backendEnv, basic, newDataDir } from './support/test-app';
 
 const ROOT = join(__dirname, '..', '..');
 const swcEnv = { SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForHealth(url: string, server: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`server exited with ${server.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health/live`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('server did not start');
-}
 
 describe('the server process', () => {
   it('logs structured JSON without any secret, and finishes in-flight requests on SIGTERM', async () => {

@@ -9,6 +9,8 @@ export * from './customer/customer.aggregate';
 export * from './account/account.events';
 export * from './account/account.aggregate';
 export * from './account/password-policy';
+export * from './session/session.events';
+export * from './session/session.aggregate';
 export * from './event-types';
 export * from './shared/upcaster';
 export * from './user/user-registered.upcaster';
