@@ -2,6 +2,7 @@
  * `npm run bench` runs every benchmark; `npm run bench -- <name> [<name>...]` only those named.
  * Each starts what it needs, prints its figures, and the run merges them into bench/results/.
  */
+import { accountLoad } from './benchmarks/account-load';
 import { type Benchmark } from './benchmarks/benchmark';
 import { lag, write } from './benchmarks/write';
 import { memory } from './benchmarks/memory';
@@ -14,7 +15,7 @@ import { assertBuilt, cleanUp } from './support/processes';
 import { type BenchmarkResult, formatSpread, writeReport } from './support/report';
 import { round } from './support/stats';
 
-const BENCHMARKS: Benchmark[] = [read, readBasic, scale, write, lag, rebuild, memory, password];
+const BENCHMARKS: Benchmark[] = [read, readBasic, scale, write, lag, rebuild, memory, password, accountLoad];
 
 function print(result: BenchmarkResult): void {
   const lines = [`\n${result.name}: ${result.title}`];

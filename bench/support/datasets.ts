@@ -58,38 +58,63 @@ async function createAdmin(dir: string): Promise<string> {
 
 /**
  * Registers `count` users without accounts by appending their events directly: opening an
- * account per user would cost an Argon2id hash each and measure nothing the bench reports.
+ * account per user would cost an Argon2id hash each and measure nothing the bench reports. Each
+ * registered a millisecond after the one before, as users registering over time; a few thousand
+ * appends at a time, so a million never sit in memory at once.
  */
 export async function seedUsers(dir: string, count: number): Promise<string[]> {
   const store = SqliteEventStore.open(dir);
   try {
-    const createdon = new Date().toISOString();
+    const start = Date.now() - count;
     const ids = Array.from({ length: count }, () => randomUUID());
-    await Promise.all(
-      ids.map((userId, index) =>
-        store.append(
-          `user-${userId}`,
-          [
-            {
-              id: randomUUID(),
-              type: 'UserRegistered.v2',
-              data: { userId, accountId: null, name: `Bench User ${index}`, age: 30, createdon },
-              metadata: {
-                actor: 'system',
-                correlationId: 'bench-seed',
-                causationId: null,
-                occurredAt: createdon,
+    for (let from = 0; from < count; from += SEED_CHUNK) {
+      await Promise.all(
+        ids.slice(from, from + SEED_CHUNK).map((userId, offset) => {
+          const index = from + offset;
+          const createdon = new Date(start + index).toISOString();
+          return store.append(
+            `user-${userId}`,
+            [
+              {
+                id: randomUUID(),
+                type: 'UserRegistered.v2',
+                data: { userId, accountId: null, name: `Bench User ${index}`, age: 30, createdon },
+                metadata: {
+                  actor: 'system',
+                  correlationId: 'bench-seed',
+                  causationId: null,
+                  occurredAt: createdon,
+                },
               },
-            },
-          ],
-          'no_stream',
-        ),
-      ),
-    );
+            ],
+            'no_stream',
+          );
+        }),
+      );
+    }
     return ids;
   } finally {
     await store.close();
   }
+}
+
+const SEED_CHUNK = 5_000;
+
+const usersDataSets = new Map<number, Promise<DataSet>>();
+
+/** A data directory with the admin account and `users` more users; seeded once per run. */
+export function usersDataSet(users: number): Promise<DataSet> {
+  let dataSet = usersDataSets.get(users);
+  if (!dataSet) {
+    dataSet = (async () => {
+      const dataSet = await adminDataSet(`users-${users}`);
+      process.stderr.write(`  seeding ${users} users...\n`);
+      await seedUsers(dataSet.dir, users);
+      return dataSet;
+    })();
+    usersDataSets.set(users, dataSet);
+  }
+  return dataSet;
 }
 
 /** Exchanges the admin's Basic credentials for a bearer token. */

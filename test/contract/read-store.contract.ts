@@ -53,6 +53,7 @@ export function describeReadStoreContract(
       age: 36,
       createdon: '2026-11-22T09:15:00.000Z',
       modifiedon: '2026-11-22T09:15:00.000Z',
+      revision: 0,
     };
 
     /** Stores customers with the given ids, one change and position each, in the order given. */
@@ -348,6 +349,115 @@ export function describeReadStoreContract(
           ids: [5, 8, 13, 21],
           total: 6,
         });
+      });
+    });
+
+    describe('listUsers', () => {
+      const at = (second: number) => `2026-11-22T09:15:${String(second).padStart(2, '0')}.000Z`;
+      const registered = (id: string, second: number): UserDocument => ({
+        ...ada,
+        id,
+        name: `User ${id}`,
+        createdon: at(second),
+        modifiedon: at(second),
+      });
+      const listUserIds = async (offset: number, limit: number) => {
+        const page = await store.listUsers({ offset, limit });
+        return { ids: page.items.map((item) => item.id), total: page.total };
+      };
+
+      it('lists no users, total 0, before any', async () => {
+        expect(await store.listUsers(all)).toEqual({ items: [], total: 0 });
+      });
+
+      it('sorts by createdon, then by id, whatever order they were written in', async () => {
+        // Registrations land out of createdon order (writers on other hosts), and two share one.
+        const users = [
+          registered('u-c', 3),
+          registered('u-b', 1),
+          registered('u-a', 3),
+          registered('u-d', 2),
+        ];
+        await store.applyBatch(
+          users.map((doc, index) => user(doc.id, index + 1, doc)),
+          checkpoint(users.length),
+        );
+
+        expect(await store.listUsers(all)).toEqual({
+          items: [users[1], users[3], users[2], users[0]],
+          total: 4,
+        });
+      });
+
+      it('orders ids by their UTF-8 bytes, as MongoDB does', async () => {
+        // UTF-16 puts the emoji (a surrogate pair) before U+FF21; UTF-8, and MongoDB, after it.
+        const ids = ['u-\u{1F600}', 'u-\uFF21', 'u-z'];
+        await store.applyBatch(
+          ids.map((id, index) => user(id, index + 1, registered(id, 5))),
+          checkpoint(ids.length),
+        );
+
+        expect((await listUserIds(0, 10)).ids).toEqual(['u-z', 'u-\uFF21', 'u-\u{1F600}']);
+      });
+
+      it('pages with offset and limit, the total counting every user', async () => {
+        const ids = Array.from({ length: 7 }, (_, index) => `u-${index}`);
+        await store.applyBatch(
+          ids.map((id, index) => user(id, index + 1, registered(id, index))),
+          checkpoint(ids.length),
+        );
+
+        expect(await listUserIds(0, 3)).toEqual({ ids: ['u-0', 'u-1', 'u-2'], total: 7 });
+        expect(await listUserIds(3, 3)).toEqual({ ids: ['u-3', 'u-4', 'u-5'], total: 7 });
+        expect(await listUserIds(6, 3)).toEqual({ ids: ['u-6'], total: 7 });
+        expect(await listUserIds(7, 3)).toEqual({ ids: [], total: 7 });
+        expect(await listUserIds(1_000_000, 100)).toEqual({ ids: [], total: 7 });
+        expect(await listUserIds(2, 0)).toEqual({ ids: [], total: 7 });
+      });
+
+      it('shows patches in place: a patch does not move a user', async () => {
+        await store.applyBatch(
+          [user('u-1', 1, registered('u-1', 1)), user('u-2', 2, registered('u-2', 2))],
+          checkpoint(2),
+        );
+        await store.applyBatch(
+          [user('u-1', 3, { name: 'Renamed', modifiedon: at(9), revision: 1 })],
+          checkpoint(3),
+        );
+
+        expect(await store.listUsers(all)).toEqual({
+          items: [
+            { ...registered('u-1', 1), name: 'Renamed', modifiedon: at(9), revision: 1 },
+            registered('u-2', 2),
+          ],
+          total: 2,
+        });
+      });
+
+      it('moves a user whose createdon changes, and lists one set before createdon first', async () => {
+        await store.applyBatch(
+          [user('u-1', 1, registered('u-1', 1)), user('u-2', 2, { name: 'No date yet' })],
+          checkpoint(2),
+        );
+        expect((await listUserIds(0, 10)).ids).toEqual(['u-2', 'u-1']);
+
+        await store.applyBatch(
+          [user('u-2', 3, { createdon: at(0) }), user('u-1', 4, { createdon: at(5) })],
+          checkpoint(4),
+        );
+        expect(await listUserIds(0, 10)).toEqual({ ids: ['u-2', 'u-1'], total: 2 });
+        await store.applyBatch([user('u-2', 5, { createdon: at(6) })], checkpoint(5));
+        expect(await listUserIds(0, 10)).toEqual({ ids: ['u-1', 'u-2'], total: 2 });
+      });
+
+      it('refuses a negative or fractional offset or limit', async () => {
+        for (const query of [
+          { offset: -1, limit: 1 },
+          { offset: 0, limit: -1 },
+          { offset: 0.5, limit: 1 },
+        ]) {
+          await expect(store.listUsers(query)).rejects.toThrow(RangeError);
+        }
       });
     });
 

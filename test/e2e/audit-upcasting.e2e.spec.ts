@@ -60,6 +60,7 @@ describe('an event stored as UserRegistered.v1', () => {
       age: 85,
       createdon: '2020-02-29T12:00:00.000Z',
       modifiedon: '2020-02-29T12:00:00.000Z',
+      revision: 0,
     });
   });
 

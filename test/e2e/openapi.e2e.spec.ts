@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { CLIENT_FIELD_NAMES, USER_FIELD_NAMES } from '@chronicle/domain';
 import { startTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -10,7 +11,10 @@ const ROOT = join(__dirname, '..', '..');
 
 describe('the OpenAPI document', () => {
   let subject: TestApp;
-  let document: { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+  let document: {
+    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> };
+  };
 
   beforeAll(async () => {
     subject = await startTestApp();
@@ -54,6 +58,17 @@ describe('the OpenAPI document', () => {
         checked++;
       }
     }
-    expect(checked).toBe(7);
+    expect(checked).toBe(9);
+  });
+
+  it("takes the user schemas from the one declaration of a user's fields", () => {
+    const { UserDto, UserFragmentDto, UserPatchDto } = document.components.schemas;
+    expect(Object.keys(UserDto.properties)).toEqual(['id', ...USER_FIELD_NAMES]);
+    expect(UserDto.required).toEqual(['id', ...USER_FIELD_NAMES]);
+    expect(Object.keys(UserPatchDto.properties)).toEqual(CLIENT_FIELD_NAMES);
+    expect(Object.keys(UserFragmentDto.properties)).toEqual([...CLIENT_FIELD_NAMES, 'modifiedon']);
+    expect(UserDto.properties.age).toMatchObject({ type: 'integer', minimum: 0, maximum: 150 });
+    expect(document.paths['/users/{userId}']).toHaveProperty('get');
+    expect(document.paths['/users']).toHaveProperty('get');
   });
 });

@@ -1,26 +1,12 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { freePort, waitForHealth } from './support/api-process';
 import { runCliProcess } from './support/cli-process';
-import { freePort } from './support/free-port';
 import { scrape, valueOf } from './support/scrape';
 import { backendEnv, basic, newDataDir } from './support/test-app';
 
 const ROOT = join(__dirname, '..', '..');
 const swcEnv = { SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') };
-
-async function waitForHealth(url: string, server: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`server exited with ${server.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health/live`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('server did not start');
-}
 
 describe('the server process', () => {
   it('logs structured JSON without any secret, and finishes in-flight requests on SIGTERM', async () => {

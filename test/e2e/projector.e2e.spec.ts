@@ -24,7 +24,7 @@ import {
 } from '@chronicle/read-models';
 import { EsdbDouble, startEsdbDouble } from '../doubles/esdb/esdb-double';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
-import { freePort } from './support/free-port';
+import { freePort } from './support/api-process';
 import { describeExit, ProjectorProcess, startProjector } from './support/projector-process';
 import { scrape, valueOf } from './support/scrape';
 import { E2E_BACKEND, newDataDir } from './support/test-app';
@@ -371,9 +371,15 @@ async function writeHistory(
         events.push(event);
       }
     };
-    decide({ type: 'RegisterUser', userId, accountId: null, name: `User ${i}`, age: 20, now: now() });
+    decide({
+      type: 'RegisterUser',
+      userId,
+      accountId: null,
+      fields: { name: `User ${i}`, age: 20 },
+      now: now(),
+    });
     for (let p = 1; p <= counts.patchesPerUser; p++) {
-      decide({ type: 'PatchUser', patch: p % 2 ? { age: 20 + p } : { name: `User ${i}.${p}` }, now: now() });
+      decide({ type: 'PatchUser', values: p % 2 ? { age: 20 + p } : { name: `User ${i}.${p}` }, now: now() });
     }
     appends.push(() => store.append(`user-${userId}`, events.map(toNew), 'no_stream'));
   }

@@ -3,7 +3,6 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
-import { ThrottlerModule } from '@nestjs/throttler';
 import {
   ApplicationModule,
   AuditModule,
@@ -13,13 +12,11 @@ import {
 } from '@chronicle/application';
 import { AuthModule, SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
-import { emailHash } from '@chronicle/domain';
 import { EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
 import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
 import { ReadModelsModule } from '@chronicle/read-models';
 import { AccountPasswordController } from './account-password/account-password.controller';
-import { RESET_WINDOW_MS } from './account-password/reset-request-throttler.guard';
 import { AccountTokensController } from './account-tokens/account-tokens.controller';
 import { ProjectionsControlService } from './admin/projections-control.service';
 import { ProjectionsController } from './admin/projections.controller';
@@ -27,16 +24,9 @@ import { AuditController } from './audit/audit.controller';
 import { CustomersController } from './customers/customers.controller';
 import { HealthController } from './health/health.controller';
 import { loggerModuleParams } from './http/logging';
-import { clientAddress } from './http/client-address';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { QueryValidationPipe } from './http/validation';
 import { UsersController } from './users/users.controller';
-
-/** Requests for one address count together, whatever its case or spacing. */
-function resetEmailKey(body: unknown): string {
-  const email = (body as { email?: unknown } | undefined)?.email;
-  return typeof email === 'string' ? emailHash(email) : 'none';
-}
 
 @Module({})
 export class AppModule {
@@ -57,22 +47,6 @@ export class AppModule {
         ProjectionsAdminModule,
         AuthModule,
         TerminusModule,
-        ThrottlerModule.forRoot({
-          throttlers: [
-            {
-              name: 'reset-per-email',
-              ttl: RESET_WINDOW_MS,
-              limit: config.resetRequestsPerEmail,
-              getTracker: (request: Record<string, any>) => resetEmailKey(request.body),
-            },
-            {
-              name: 'reset-per-client',
-              ttl: RESET_WINDOW_MS,
-              limit: config.resetRequestsPerClient,
-              getTracker: (request: Record<string, any>) => clientAddress(request),
-            },
-          ],
-        }),
         // Sagas run in one process per deployment: here on the embedded default, else in the projector.
         ...(config.mongodbUri === null ? [InProcessSagasModule] : []),
       ],

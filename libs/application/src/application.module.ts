@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AccountDirectory } from './accounts/account-directory';
+import { AttemptLimits } from './shared/attempt-limits';
 import { ChangePasswordHandler } from './accounts/change-password/change-password.handler';
 import { CompletePasswordChangeHandler } from './accounts/complete-password-change/complete-password-change.handler';
 import { CompletePasswordResetHandler } from './accounts/complete-password-reset/complete-password-reset.handler';
@@ -8,18 +9,20 @@ import { RequestPasswordResetHandler } from './accounts/request-password-reset/r
 import { SendPasswordResetEmailHandler } from './accounts/send-password-reset-email/send-password-reset-email.handler';
 import { IssueAccessTokenHandler } from './accounts/issue-access-token/issue-access-token.handler';
 import { OpenAccountHandler } from './accounts/open-account/open-account.handler';
-import { RevokeAccessTokenHandler } from './accounts/revoke-access-token/revoke-access-token.handler';
+import { EndSessionHandler } from './accounts/end-session/end-session.handler';
 import { ListCustomersHandler } from './customers/list-customers/list-customers.handler';
 import { CustomerNumberAllocator } from './customers/customer-number-allocator';
 import { RegisterCustomerHandler } from './customers/register-customer/register-customer.handler';
 import { SeedCustomersHandler } from './customers/seed-customers/seed-customers.handler';
 import { Clock, SystemClock } from './shared/clock';
 import { EventSourcedRepository } from './shared/event-sourced-repository';
+import { GetUserHandler } from './users/get-user/get-user.handler';
+import { ListUsersHandler } from './users/list-users/list-users.handler';
 import { PatchUserHandler } from './users/patch-user/patch-user.handler';
 
 /**
- * Commands and their handlers. Needs from its host the EventStore, Mailer, PasswordHasher and
- * AccessTokenCodec ports (the adapters are chosen by the app).
+ * Commands and their handlers. Needs from its host the EventStore, Mailer, PasswordHasher,
+ * AccessTokenCodec and AttemptCounters ports (the adapters are chosen by the app).
  */
 @Module({
   imports: [CqrsModule],
@@ -27,10 +30,11 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     { provide: Clock, useClass: SystemClock },
     EventSourcedRepository,
     AccountDirectory,
+    AttemptLimits,
     CustomerNumberAllocator,
     OpenAccountHandler,
     IssueAccessTokenHandler,
-    RevokeAccessTokenHandler,
+    EndSessionHandler,
     RequestPasswordResetHandler,
     CompletePasswordResetHandler,
     ChangePasswordHandler,
@@ -40,13 +44,13 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     SeedCustomersHandler,
     PatchUserHandler,
   ],
-  exports: [CqrsModule, Clock, EventSourcedRepository, AccountDirectory],
+  exports: [CqrsModule, Clock, EventSourcedRepository, AccountDirectory, AttemptLimits],
 })
 export class ApplicationModule {}
 
-/** Queries answered from the read models; needs the ReadStore port. */
+/** Queries answered from the read models; needs the ReadStore port (and EventStore, to catch up). */
 @Module({
   imports: [CqrsModule],
-  providers: [ListCustomersHandler],
+  providers: [ListCustomersHandler, ListUsersHandler, GetUserHandler],
 })
 export class QueriesModule {}

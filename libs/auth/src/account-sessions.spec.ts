@@ -12,7 +12,7 @@ import {
 } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 import { Logger } from '@nestjs/common';
-import { AccountEvent, accountStreamName } from '@chronicle/domain';
+import { AccountEvent, accountStreamName, SessionEnded, sessionStreamName } from '@chronicle/domain';
 import {
   EventSubscription,
   SqliteEventStore,
@@ -46,12 +46,20 @@ describe('AccountSessions', () => {
   };
 
   /** Appends to the account's stream, as a handler of any process would. */
-  const write = async (accountId: string, ...events: AccountEvent[]) => {
-    const stream = accountStreamName(accountId);
+  const write = (accountId: string, ...events: AccountEvent[]) =>
+    append(accountStreamName(accountId), events);
+  const endSession = (accountId: string, sessionId: string, expiresAt = clock.time + 3_600_000) => {
+    const ended: SessionEnded = {
+      type: 'SessionEnded.v1',
+      data: { accountId, sessionId, endedWith: 't-2', endedAt: iso(clock.time), expiresAt: iso(expiresAt) },
+    };
+    return append(sessionStreamName(sessionId), [ended]);
+  };
+  const append = async (stream: string, events: Array<{ type: string; data: object }>) => {
     const current = (await store.readStream(stream)).length;
     await store.append(
       stream,
-      events.map((event) => toNewEvent(event, context, clock.now())),
+      events.map((event) => toNewEvent(event as AccountEvent, context, clock.now())),
       current === 0 ? 'no_stream' : current - 1,
     );
   };
@@ -69,6 +77,8 @@ describe('AccountSessions', () => {
   const claims = (accountId: string, overrides: Partial<AccessTokenClaims> = {}): AccessTokenClaims => ({
     accountId,
     tokenId: 't-1',
+    sessionId: 's-1',
+    credentialsVersion: 0,
     issuedAt: clock.time,
     expiresAt: clock.time + 3_600_000,
     ...overrides,
@@ -79,6 +89,8 @@ describe('AccountSessions', () => {
     roles: roles as Principal['roles'],
     method: 'bearer',
     tokenId: 't-1',
+    sessionId: 's-1',
+    credentialsVersion: 0,
   });
   /** Waits for the live subscription to apply something, with a generous ceiling. */
   const eventually = async (check: () => Promise<boolean>) => {
@@ -122,13 +134,7 @@ describe('AccountSessions', () => {
       [
         {
           after: undefined,
-          eventTypes: [
-            'AccountOpened.v1',
-            'AccessTokenRevoked.v1',
-            'PasswordReset.v1',
-            'PasswordChanged.v1',
-            'AccessTokensRevoked.v1',
-          ],
+          eventTypes: ['AccountOpened.v1', 'PasswordReset.v1', 'PasswordChanged.v1', 'SessionEnded.v1'],
         },
       ],
     ]);
@@ -187,99 +193,103 @@ describe('AccountSessions', () => {
     expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time }))).toBeNull();
   });
 
-  it('refuses tokens issued at or before a password change in the history, not after', async () => {
-    const changedAt = clock.time;
+  it('refuses tokens of older credentials versions than the history holds, whatever their times', async () => {
     await write('a1', opened('a1'), {
       type: 'PasswordChanged.v1',
-      data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(changedAt) },
+      data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(clock.time), credentialsVersion: 1 },
     });
     await sessions.onApplicationBootstrap();
 
-    expect(await sessions.principalFor(claims('a1', { issuedAt: changedAt }))).toBeNull();
-    expect(await sessions.principalFor(claims('a1', { issuedAt: changedAt - 1 }))).toBeNull();
-    expect(await sessions.principalFor(claims('a1', { issuedAt: changedAt + 1 }))).toEqual(principal('a1'));
+    // Issued by a host whose clock runs two minutes ahead: the time does not save it.
+    expect(await sessions.principalFor(claims('a1', { issuedAt: clock.time + 120_000 }))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual({
+      ...principal('a1'),
+      credentialsVersion: 1,
+    });
   });
 
-  it.each([
-    [
-      'PasswordReset.v1',
-      (at: string) => ({ accountId: 'a1', tokenId: 'rt', passwordHash: 'h2', resetAt: at }),
-    ],
-    ['AccessTokensRevoked.v1', (at: string) => ({ accountId: 'a1', changeId: 'c', revokedBefore: at })],
-  ] as const)('revokes older tokens on %s', async (type, data) => {
-    await write('a1', opened('a1'), { type, data: data(iso(clock.time)) } as AccountEvent);
+  it('counts a reset and a change stored without a version as one version each', async () => {
+    await write(
+      'a1',
+      opened('a1'),
+      {
+        type: 'PasswordReset.v1',
+        data: { accountId: 'a1', tokenId: 'rt', passwordHash: 'h2', resetAt: iso(0) },
+      },
+      { type: 'PasswordChanged.v1', data: { accountId: 'a1', passwordHash: 'h3', changedAt: iso(0) } },
+    );
     await sessions.onApplicationBootstrap();
 
-    expect(await sessions.principalFor(claims('a1'))).toBeNull();
-    expect(await sessions.principalFor(claims('a1', { issuedAt: clock.time + 1 }))).toEqual(principal('a1'));
+    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).not.toBeNull();
   });
 
-  it('applies live events: a token revoked by another process stops working', async () => {
+  it('applies live events: a session ended by another process stops working, the others go on', async () => {
     await write('a1', opened('a1'));
     await sessions.onApplicationBootstrap();
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
 
-    await write('a1', {
-      type: 'AccessTokenRevoked.v1',
-      data: { accountId: 'a1', tokenId: 't-1', revokedAt: iso(clock.time) },
-    });
+    await endSession('a1', 's-1');
 
     await eventually(async () => (await sessions.principalFor(claims('a1'))) === null);
-    expect(await sessions.principalFor(claims('a1', { tokenId: 't-2' }))).toEqual({
+    expect(await sessions.principalFor(claims('a1', { tokenId: 't-9' }))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { sessionId: 's-2' }))).toEqual({
       ...principal('a1'),
-      tokenId: 't-2',
+      sessionId: 's-2',
     });
+  });
+
+  it('forgets an ended session once its tokens have expired anyway', async () => {
+    await write('a1', opened('a1'));
+    expect(await sessions.principalFor(claims('a1'))).not.toBeNull();
+    sessions.sessionEnded('a1', 's-1', clock.time + 1_000);
+    sessions.sessionEnded('a1', 's-old', clock.time);
+    expect(await sessions.principalFor(claims('a1'))).toBeNull();
+
+    clock.time += 1_000;
+    sessions.sessionEnded('a1', 's-2', clock.time + 1_000);
+
+    const held = (sessions as unknown as { accounts: Map<string, { endedSessions: Map<string, number> }> })
+      .accounts;
+    expect([...held.get('a1')!.endedSessions.keys()]).toEqual(['s-2']);
   });
 
   describe("this process's own writes, before their events come round", () => {
     // No subscription runs here: only the direct calls can revoke.
     beforeEach(() => write('a1', opened('a1')));
 
-    it('revokes one token at once, and drops the cached Basic credentials', async () => {
+    it('ends a session at once', async () => {
       expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
-      const cached = credentials.keyFor('a1@example.com', 'pw');
-      credentials.remember(cached.key, cached.generation, { ...principal('a1'), method: 'basic' });
 
-      sessions.tokenRevoked('a1', 't-1');
+      sessions.sessionEnded('a1', 's-1', clock.time + 3_600_000);
 
       expect(await sessions.principalFor(claims('a1'))).toBeNull();
-      expect(await sessions.principalFor(claims('a1', { tokenId: 't-2' }))).not.toBeNull();
-      expect(credentials.lookup(cached.key)).toBeNull();
+      expect(await sessions.principalFor(claims('a1', { sessionId: 's-2' }))).not.toBeNull();
     });
 
-    it('revokes tokens issued at or before a password change, never moving the limit back', async () => {
+    it('revokes tokens of older credentials versions, never moving the version back, and drops cached Basic credentials', async () => {
       expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
       const cached = credentials.keyFor('a1@example.com', 'pw');
       credentials.remember(cached.key, cached.generation, { ...principal('a1'), method: 'basic' });
 
-      sessions.tokensRevokedBefore('a1', iso(clock.time));
-      sessions.tokensRevokedBefore('a1', iso(clock.time - 60_000));
+      sessions.credentialsChanged('a1', 2);
+      sessions.credentialsChanged('a1', 1);
 
-      expect(await sessions.principalFor(claims('a1'))).toBeNull();
-      expect(await sessions.principalFor(claims('a1', { issuedAt: clock.time + 1 }))).toEqual(
-        principal('a1'),
-      );
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toBeNull();
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).not.toBeNull();
       expect(credentials.lookup(cached.key)).toBeNull();
     });
   });
 
   describe('an account the subscription has not delivered yet', () => {
-    it('is loaded from its stream, revocations included', async () => {
+    it('is loaded from its stream, credentials version included', async () => {
       await write('a1', opened('a1'), {
-        type: 'AccessTokenRevoked.v1',
-        data: { accountId: 'a1', tokenId: 't-1', revokedAt: iso(clock.time) },
-      });
-      await write('a2', opened('a2'), {
-        type: 'AccessTokensRevoked.v1',
-        data: { accountId: 'a2', changeId: 'c', revokedBefore: iso(clock.time) },
+        type: 'PasswordChanged.v1',
+        data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(clock.time), credentialsVersion: 3 },
       });
 
-      expect(await sessions.principalFor(claims('a1'))).toBeNull();
-      expect(await sessions.principalFor(claims('a1', { tokenId: 't-2' }))).not.toBeNull();
-      expect(await sessions.principalFor(claims('a2'))).toBeNull();
-      expect(await sessions.principalFor(claims('a2', { issuedAt: clock.time + 1 }))).toEqual(
-        principal('a2'),
-      );
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).toBeNull();
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 3 }))).not.toBeNull();
     });
 
     it('is refused when it does not exist', async () => {

@@ -1,24 +1,26 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AccessTokenClaims, AccountDirectory, Clock, Principal } from '@chronicle/application';
 import {
-  AccessTokenRevoked,
-  AccessTokensRevoked,
   Account,
-  AccountEvent,
   AccountOpened,
+  ChronicleEventType,
+  credentialsVersionAfter,
   PasswordChanged,
   PasswordReset,
   Role,
+  SessionEnded,
 } from '@chronicle/domain';
 import { EventStore, EventSubscription, Position, RecordedEvent } from '@chronicle/event-store';
 import { VerifiedCredentials } from './verified-credentials';
 
-interface Session {
+/** What an account's tokens are checked against. */
+interface AccountAccess {
   userId: string;
   roles: readonly Role[];
-  revokedTokenIds: Set<string>;
-  /** Milliseconds: tokens issued at or before this were revoked by a password change. */
-  revokedBefore: number;
+  /** Tokens carrying an older credentials version were revoked by a reset or change. */
+  credentialsVersion: number;
+  /** Ended sessions, with their expiry (ms): kept only until their tokens would expire anyway. */
+  endedSessions: Map<string, number>;
 }
 
 const RETRY_DELAY_MS = 500;
@@ -26,20 +28,21 @@ const RETRY_DELAY_MS = 500;
 /** The events apply() reads: the subscription skips every other. */
 const SESSION_EVENT_TYPES = [
   'AccountOpened.v1',
-  'AccessTokenRevoked.v1',
   'PasswordReset.v1',
   'PasswordChanged.v1',
-  'AccessTokensRevoked.v1',
-] as const satisfies readonly AccountEvent['type'][];
+  'SessionEnded.v1',
+] as const satisfies readonly ChronicleEventType[];
 
 /**
- * What a signed access token needs checked on every request (roles, revocations), kept in memory
- * and fed by a subscription to the event store, so a request costs no I/O. Holds no secrets.
+ * What a signed access token needs checked on every request (roles, credentials version, ended
+ * sessions), kept in memory and fed by a subscription to the event store, so a request costs no
+ * I/O. Revocation compares credentials versions, never instants from different hosts' clocks.
+ * Holds no secrets.
  */
 @Injectable()
 export class AccountSessions implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AccountSessions.name);
-  private readonly sessions = new Map<string, Session>();
+  private readonly accounts = new Map<string, AccountAccess>();
   private subscription: EventSubscription | null = null;
   private following: Promise<void> | null = null;
   private lastPosition: Position | undefined;
@@ -67,31 +70,38 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
   }
 
   async principalFor(claims: AccessTokenClaims): Promise<Principal | null> {
-    if (claims.expiresAt <= this.clock.now().getTime()) return null;
-    const session = this.sessions.get(claims.accountId) ?? (await this.loadSession(claims.accountId));
-    if (!session || session.revokedTokenIds.has(claims.tokenId)) return null;
-    if (claims.issuedAt <= session.revokedBefore) return null;
+    const now = this.clock.now().getTime();
+    if (claims.expiresAt <= now) return null;
+    const access = this.accounts.get(claims.accountId) ?? (await this.loadAccount(claims.accountId));
+    if (!access || claims.credentialsVersion < access.credentialsVersion) return null;
+    if (access.endedSessions.has(claims.sessionId)) return null;
     return {
       accountId: claims.accountId,
-      userId: session.userId,
-      roles: session.roles,
+      userId: access.userId,
+      roles: access.roles,
       method: 'bearer',
       tokenId: claims.tokenId,
+      sessionId: claims.sessionId,
+      credentialsVersion: claims.credentialsVersion,
     };
   }
 
-  /** Applies a revocation this process has just written, before its event comes round. */
-  tokenRevoked(accountId: string, tokenId: string): void {
-    this.verifiedCredentials.forgetAccount(accountId);
-    this.sessions.get(accountId)?.revokedTokenIds.add(tokenId);
+  /** Applies a session end this process has just written, before its event comes round. */
+  sessionEnded(accountId: string, sessionId: string, expiresAt: number): void {
+    const access = this.accounts.get(accountId);
+    if (!access) return;
+    const now = this.clock.now().getTime();
+    // Ended sessions past their expiry need no record: their tokens have expired.
+    for (const [id, until] of access.endedSessions) if (until <= now) access.endedSessions.delete(id);
+    if (expiresAt > now) access.endedSessions.set(sessionId, expiresAt);
   }
 
-  /** Applies a password change this process has just written: older tokens stop working at once. */
-  tokensRevokedBefore(accountId: string, instant: string): void {
+  /** Applies a reset or change this process has just written: older tokens stop working at once. */
+  credentialsChanged(accountId: string, credentialsVersion: number): void {
     // Cached Basic credentials may hold the old password: the next request checks it again.
     this.verifiedCredentials.forgetAccount(accountId);
-    const session = this.sessions.get(accountId);
-    if (session) session.revokedBefore = Math.max(session.revokedBefore, Date.parse(instant));
+    const access = this.accounts.get(accountId);
+    if (access) access.credentialsVersion = Math.max(access.credentialsVersion, credentialsVersion);
   }
 
   private async follow(caughtUp: () => void): Promise<void> {
@@ -119,51 +129,43 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     switch (event.type) {
       case 'AccountOpened.v1': {
         const data = event.data as AccountOpened['data'];
-        this.sessions.set(data.accountId, {
-          userId: data.userId,
-          roles: data.roles,
-          revokedTokenIds: new Set(),
-          revokedBefore: Number.NEGATIVE_INFINITY,
-        });
+        // An account loaded on demand (below) is already at least this far.
+        if (!this.accounts.has(data.accountId)) {
+          this.accounts.set(data.accountId, {
+            userId: data.userId,
+            roles: data.roles,
+            credentialsVersion: 0,
+            endedSessions: new Map(),
+          });
+        }
         break;
       }
-      case 'AccessTokenRevoked.v1': {
-        const data = event.data as AccessTokenRevoked['data'];
-        this.tokenRevoked(data.accountId, data.tokenId);
-        break;
-      }
-      case 'PasswordReset.v1': {
-        const data = event.data as PasswordReset['data'];
-        this.tokensRevokedBefore(data.accountId, data.resetAt);
-        break;
-      }
+      case 'PasswordReset.v1':
       case 'PasswordChanged.v1': {
-        const data = event.data as PasswordChanged['data'];
-        this.tokensRevokedBefore(data.accountId, data.changedAt);
+        const change = event as unknown as PasswordReset | PasswordChanged;
+        const previous = this.accounts.get(change.data.accountId)?.credentialsVersion ?? 0;
+        this.credentialsChanged(change.data.accountId, credentialsVersionAfter(previous, change));
         break;
       }
-      case 'AccessTokensRevoked.v1': {
-        const data = event.data as AccessTokensRevoked['data'];
-        this.tokensRevokedBefore(data.accountId, data.revokedBefore);
+      case 'SessionEnded.v1': {
+        const data = event.data as SessionEnded['data'];
+        this.sessionEnded(data.accountId, data.sessionId, Date.parse(data.expiresAt));
         break;
       }
     }
   }
 
   /** An account opened by another process moments ago may not have reached the subscription yet. */
-  private async loadSession(accountId: string): Promise<Session | null> {
+  private async loadAccount(accountId: string): Promise<AccountAccess | null> {
     const account: Account | null = await this.directory.findById(accountId);
     if (!account) return null;
-    const session = {
+    const access: AccountAccess = {
       userId: account.userId,
       roles: account.roles,
-      revokedTokenIds: new Set(account.revokedTokenIds),
-      revokedBefore:
-        account.accessTokensRevokedBefore === null
-          ? Number.NEGATIVE_INFINITY
-          : Date.parse(account.accessTokensRevokedBefore),
+      credentialsVersion: account.credentialsVersion,
+      endedSessions: new Map(),
     };
-    this.sessions.set(accountId, session);
-    return session;
+    this.accounts.set(accountId, access);
+    return access;
   }
 }

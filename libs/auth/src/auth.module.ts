@@ -1,8 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { AccessTokenCodec, ApplicationModule, PasswordHasher } from '@chronicle/application';
+import { AccessTokenCodec, ApplicationModule, AttemptCounters, PasswordHasher } from '@chronicle/application';
+import { ChronicleConfig } from '@chronicle/config';
 import { AccountSessions } from './account-sessions';
 import { Argon2PasswordHasher } from './argon2-password-hasher';
+import { MongoAttemptCounters } from './attempt-counters/mongo-attempt-counters';
+import { SqliteAttemptCounters } from './attempt-counters/sqlite-attempt-counters';
 import { ChronicleAuthGuard } from './chronicle-auth.guard';
 import { CredentialVerifier } from './credential-verifier';
 import { HmacAccessTokenCodec } from './hmac-access-token-codec';
@@ -21,13 +24,24 @@ import { VerifiedCredentials } from './verified-credentials';
 })
 export class AuthModule {}
 
-/** The adapters of the application's security ports: Argon2id hashing and HMAC-signed tokens. */
+/**
+ * The adapters of the application's security ports: Argon2id hashing, HMAC-signed tokens, and
+ * attempt counters shared by every instance (MongoDB with MONGODB_URI, else DATA_DIR/limits.db).
+ */
 @Global()
 @Module({
   providers: [
     { provide: PasswordHasher, useClass: Argon2PasswordHasher },
     { provide: AccessTokenCodec, useClass: HmacAccessTokenCodec },
+    {
+      provide: AttemptCounters,
+      useFactory: (config: ChronicleConfig): AttemptCounters =>
+        config.mongodbUri
+          ? new MongoAttemptCounters(config.mongodbUri)
+          : new SqliteAttemptCounters(config.dataDir),
+      inject: [ChronicleConfig],
+    },
   ],
-  exports: [PasswordHasher, AccessTokenCodec],
+  exports: [PasswordHasher, AccessTokenCodec, AttemptCounters],
 })
 export class SecurityModule {}

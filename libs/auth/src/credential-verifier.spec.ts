@@ -1,7 +1,17 @@
-import { AccessTokenCodec, AccountDirectory, PasswordHasher } from '@chronicle/application';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  AccessTokenCodec,
+  AccountDirectory,
+  AttemptLimits,
+  PasswordHasher,
+  TooManyAttemptsError,
+} from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 import type { Account } from '@chronicle/domain';
 import { AccountSessions } from './account-sessions';
+import { SqliteAttemptCounters } from './attempt-counters/sqlite-attempt-counters';
 import { CredentialVerifier } from './credential-verifier';
 import { VerifiedCredentials } from './verified-credentials';
 
@@ -38,40 +48,57 @@ const account = {
 describe('CredentialVerifier.basic', () => {
   let hasher: SlowHasher;
   let verifier: CredentialVerifier;
+  let dataDir: string;
+  let counters: SqliteAttemptCounters;
+  let verified: VerifiedCredentials;
 
   beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'credential-verifier-'));
+    counters = new SqliteAttemptCounters(dataDir);
     hasher = new SlowHasher();
     const directory = {
       findByEmail: (email: string) => Promise.resolve(email === account.email ? account : null),
     } as unknown as AccountDirectory;
     const clock = { now: () => new Date() };
-    const verified = new VerifiedCredentials({ tokenSecret: Buffer.alloc(32, 7) } as ChronicleConfig, clock);
+    verified = new VerifiedCredentials({ tokenSecret: Buffer.alloc(32, 7) } as ChronicleConfig, clock);
     verifier = new CredentialVerifier(
       {} as AccessTokenCodec,
       {} as AccountSessions,
       directory,
       hasher as unknown as PasswordHasher,
       verified,
+      new AttemptLimits(counters, clock, {
+        loginAttemptsPerAccount: 3,
+        loginAttemptsPerClient: 5,
+      } as ChronicleConfig),
     );
+  });
+  afterEach(async () => {
+    await counters.close();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('checks the same credentials sent at once with one hash, and remembers the success', async () => {
-    const burst = Array.from({ length: 20 }, () => verifier.basic('ada@example.com', 'right password'));
+    const burst = Array.from({ length: 20 }, () =>
+      verifier.basic('ada@example.com', 'right password', 'client-1'),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     hasher.open();
 
     const principals = await Promise.all(burst);
     expect(principals.every((principal) => principal?.accountId === 'account-1')).toBe(true);
     expect(hasher.verifications).toBe(1);
-    expect(await verifier.basic('ada@example.com', 'right password')).toMatchObject({
+    expect(await verifier.basic('ada@example.com', 'right password', 'client-1')).toMatchObject({
       accountId: 'account-1',
     });
     expect(hasher.verifications).toBe(1);
   });
 
   it('gives every copy of a wrong guess the same refusal, and other credentials their own hash', async () => {
-    const wrong = Array.from({ length: 5 }, () => verifier.basic('ada@example.com', 'wrong password'));
-    const unknown = verifier.basic('nobody@example.com', 'wrong password');
+    const wrong = Array.from({ length: 5 }, () =>
+      verifier.basic('ada@example.com', 'wrong password', 'client-1'),
+    );
+    const unknown = verifier.basic('nobody@example.com', 'wrong password', 'client-1');
     await new Promise((resolve) => setImmediate(resolve));
     hasher.open();
 
@@ -79,7 +106,55 @@ describe('CredentialVerifier.basic', () => {
     expect(await unknown).toBeNull();
     expect(hasher.verifications).toBe(2);
     // A failure is not remembered: the next attempt costs a hash again.
-    expect(await verifier.basic('ada@example.com', 'wrong password')).toBeNull();
+    expect(await verifier.basic('ada@example.com', 'wrong password', 'client-1')).toBeNull();
     expect(hasher.verifications).toBe(3);
+  });
+
+  describe('under the failed-login limits', () => {
+    beforeEach(() => hasher.open());
+
+    it('refuses an address after its failures, known or not, with the same answer, before any hash', async () => {
+      for (const email of ['ada@example.com', 'nobody@example.com']) {
+        for (let i = 0; i < 3; i++)
+          expect(await verifier.basic(email, `guess ${i}`, `client-${email}`)).toBeNull();
+        const before = hasher.verifications;
+        const refused = verifier.basic(email, 'right password', `client-${email}-2`);
+        await expect(refused).rejects.toThrow(TooManyAttemptsError);
+        await expect(refused).rejects.toMatchObject({ retryAfterSeconds: expect.any(Number) });
+        expect(hasher.verifications).toBe(before);
+      }
+    });
+
+    it('does not count a success', async () => {
+      for (let i = 0; i < 6; i++) {
+        expect(await verifier.basic('ada@example.com', 'right password', 'client-1')).not.toBeNull();
+        // Forgotten (as a password change does), so that each success runs the check again.
+        verified.forgetAccount('account-1');
+      }
+      for (let i = 0; i < 3; i++) {
+        expect(await verifier.basic('ada@example.com', `wrong ${i}`, 'client-1')).toBeNull();
+      }
+      await expect(verifier.basic('ada@example.com', 'wrong 4', 'client-1')).rejects.toThrow(
+        TooManyAttemptsError,
+      );
+    });
+
+    it('checks the client first: a limited client adds no counter for another address', async () => {
+      for (let i = 0; i < 5; i++)
+        expect(await verifier.basic(`user${i}@example.com`, 'guess', 'client-9')).toBeNull();
+      const rows = () =>
+        (counters as unknown as { db: { prepare(sql: string): { get(): { n: number } } } }).db
+          .prepare('SELECT count(*) AS n FROM attempts')
+          .get().n;
+      const before = rows();
+
+      for (let i = 5; i < 50; i++) {
+        await expect(verifier.basic(`user${i}@example.com`, 'guess', 'client-9')).rejects.toThrow(
+          TooManyAttemptsError,
+        );
+      }
+
+      expect(rows()).toBe(before);
+    });
   });
 });

@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { AccessTokenCodec, AccountDirectory, PasswordHasher, Principal } from '@chronicle/application';
+import {
+  AccessTokenCodec,
+  AccountDirectory,
+  AttemptLimits,
+  PasswordHasher,
+  Principal,
+} from '@chronicle/application';
 import { AccountSessions } from './account-sessions';
 import { VerifiedCredentials } from './verified-credentials';
 
@@ -19,6 +25,7 @@ export class CredentialVerifier {
     private readonly directory: AccountDirectory,
     private readonly hasher: PasswordHasher,
     private readonly verified: VerifiedCredentials,
+    private readonly limits: AttemptLimits,
   ) {}
 
   /** A signed, unexpired, unrevoked access token's principal. */
@@ -27,14 +34,19 @@ export class CredentialVerifier {
     return claims ? this.sessions.principalFor(claims) : null;
   }
 
-  /** Basic credentials' principal: from the cache of recent successes, else by Argon2id. */
-  async basic(email: string, password: string): Promise<Principal | null> {
+  /**
+   * Basic credentials' principal: from the cache of recent successes, else by Argon2id under the
+   * failed-login limits of the client (`client`: its address) and of the address.
+   */
+  async basic(email: string, password: string, client: string): Promise<Principal | null> {
     const { key, generation } = this.verified.keyFor(email, password);
     const cached = this.verified.lookup(key);
     if (cached) return cached;
     const running = this.basicChecks.get(key);
     if (running) return running;
-    const check = this.checkBasic(email, password, key, generation);
+    const check = this.limits.passwordCheck(client, email, () =>
+      this.checkBasic(email, password, key, generation),
+    );
     this.basicChecks.set(key, check);
     try {
       return await check;
@@ -61,6 +73,7 @@ export class CredentialVerifier {
       userId: account.userId,
       roles: account.roles,
       method: 'basic',
+      credentialsVersion: account.credentialsVersion,
     };
     this.verified.remember(key, generation, principal);
     return principal;

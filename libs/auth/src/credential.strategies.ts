@@ -1,9 +1,10 @@
 import { Strategy } from 'passport';
 import { Principal } from '@chronicle/application';
+import { clientAddress } from './client-address';
 import { CredentialVerifier } from './credential-verifier';
 import { Credentials, credentialsOf } from './credentials';
 
-type Verify = (credentials: Credentials) => Promise<Principal | null> | null;
+type Verify = (credentials: Credentials, client: string) => Promise<Principal | null> | null;
 
 /**
  * A passport strategy that verifies the one credential `credentialsOf` read, and reads nothing of
@@ -18,7 +19,7 @@ export class CredentialStrategy extends Strategy {
   }
 
   override authenticate(request: never): void {
-    const verifying = this.verify(credentialsOf(request));
+    const verifying = this.verify(credentialsOf(request), clientAddress(request));
     if (verifying === null) return this.fail(401);
     verifying.then(
       (principal) => (principal ? this.success(principal) : this.fail(401)),
@@ -36,8 +37,8 @@ export function credentialStrategies(verifier: CredentialVerifier): CredentialSt
     new CredentialStrategy('bearer', (credentials) =>
       credentials.kind === 'bearer' ? verifier.bearer(credentials.token) : null,
     ),
-    new CredentialStrategy('basic', (credentials) =>
-      credentials.kind === 'basic' ? verifier.basic(credentials.email, credentials.password) : null,
+    new CredentialStrategy('basic', (credentials, client) =>
+      credentials.kind === 'basic' ? verifier.basic(credentials.email, credentials.password, client) : null,
     ),
   ];
 }

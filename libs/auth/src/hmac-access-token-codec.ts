@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { AccessTokenClaims, AccessTokenCodec } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 
-const PREFIX = 'ct1.';
+/** ct2: claims carry the session and credentials version (ct1 tokens, from before, no longer verify). */
+const PREFIX = 'ct2.';
 /** A SHA-256 HMAC in base64url: 43 characters, no padding. */
 const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -31,7 +32,14 @@ export class HmacAccessTokenCodec extends AccessTokenCodec {
 
   sign(claims: AccessTokenClaims): string {
     const body = Buffer.from(
-      JSON.stringify([claims.accountId, claims.tokenId, claims.issuedAt, claims.expiresAt]),
+      JSON.stringify([
+        claims.accountId,
+        claims.tokenId,
+        claims.sessionId,
+        claims.credentialsVersion,
+        claims.issuedAt,
+        claims.expiresAt,
+      ]),
     ).toString('base64url');
     return `${PREFIX}${body}.${this.mac(body).toString('base64url')}`;
   }
@@ -62,11 +70,20 @@ export class HmacAccessTokenCodec extends AccessTokenCodec {
     if (given.toString('base64url') !== signature || !timingSafeEqual(given, expected)) return null;
     try {
       const claims: unknown = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-      if (!Array.isArray(claims) || claims.length !== 4) return null;
-      const [accountId, tokenId, issuedAt, expiresAt] = claims as unknown[];
-      if (typeof accountId !== 'string' || typeof tokenId !== 'string') return null;
+      if (!Array.isArray(claims) || claims.length !== 6) return null;
+      const [accountId, tokenId, sessionId, credentialsVersion, issuedAt, expiresAt] = claims as unknown[];
+      if (typeof accountId !== 'string' || typeof tokenId !== 'string' || typeof sessionId !== 'string')
+        return null;
+      if (!Number.isSafeInteger(credentialsVersion)) return null;
       if (typeof issuedAt !== 'number' || typeof expiresAt !== 'number') return null;
-      return { accountId, tokenId, issuedAt, expiresAt };
+      return {
+        accountId,
+        tokenId,
+        sessionId,
+        credentialsVersion: credentialsVersion as number,
+        issuedAt,
+        expiresAt,
+      };
     } catch {
       return null;
     }

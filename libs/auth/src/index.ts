@@ -7,3 +7,4 @@ export * from './credentials';
 export * from './current-principal.decorator';
 export * from './hmac-access-token-codec';
 export * from './public.decorator';
+export * from './client-address';

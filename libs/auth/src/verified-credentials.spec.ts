@@ -18,6 +18,7 @@ const principal = (accountId: string): Principal => ({
   userId: `user-of-${accountId}`,
   roles: [],
   method: 'basic',
+  credentialsVersion: 0,
 });
 
 describe('VerifiedCredentials', () => {

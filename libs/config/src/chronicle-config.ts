@@ -17,6 +17,9 @@ export class ChronicleConfig {
   /** Reset requests allowed per e-mail address, and per client address, in each 15-minute window. */
   resetRequestsPerEmail!: number;
   resetRequestsPerClient!: number;
+  /** Failed password checks allowed per e-mail address, and per client address, in 15 minutes. */
+  loginAttemptsPerAccount!: number;
+  loginAttemptsPerClient!: number;
   /** Signs access tokens and keys the credential cache; generated into dataDir when unset. */
   tokenSecret!: Buffer;
   logLevel!: LogLevel;

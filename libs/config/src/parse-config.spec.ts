@@ -20,6 +20,8 @@ describe('parseConfig', () => {
       resetTokenTtlSeconds: 1800,
       resetRequestsPerEmail: 5,
       resetRequestsPerClient: 20,
+      loginAttemptsPerAccount: 10,
+      loginAttemptsPerClient: 100,
       logLevel: 'info',
       metricsPort: 9464,
     });
@@ -42,6 +44,8 @@ describe('parseConfig', () => {
     ['RESET_TOKEN_TTL', '-5'],
     ['RESET_REQUESTS_PER_EMAIL', '0'],
     ['RESET_REQUESTS_PER_CLIENT', 'lots'],
+    ['LOGIN_ATTEMPTS_PER_ACCOUNT', '0'],
+    ['LOGIN_ATTEMPTS_PER_CLIENT', '1.5'],
     ['EVENTSTORE_URL', 'http://localhost:2113'],
     ['MONGODB_URI', 'not a url'],
     ['SMTP_URL', 'ftp://mail'],

@@ -203,6 +203,8 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     resetTokenTtlSeconds: integer(env, 'RESET_TOKEN_TTL', 1800, 1, 86_400),
     resetRequestsPerEmail: integer(env, 'RESET_REQUESTS_PER_EMAIL', 5, 1, 1_000_000),
     resetRequestsPerClient: integer(env, 'RESET_REQUESTS_PER_CLIENT', 20, 1, 1_000_000),
+    loginAttemptsPerAccount: integer(env, 'LOGIN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),
+    loginAttemptsPerClient: integer(env, 'LOGIN_ATTEMPTS_PER_CLIENT', 100, 1, 1_000_000),
     tokenSecret: tokenSecret(env, dataDir),
     logLevel: logLevel as LogLevel,
     trustProxy: trustProxy(env),

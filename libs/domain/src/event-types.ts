@@ -1,9 +1,16 @@
 import { AccountEvent, EmailReserved, PasswordResetRequested } from './account/account.events';
 import { CustomerEvent, CustomerNumberAssigned } from './customer/customer.events';
+import { SessionEvent } from './session/session.events';
 import { UserEvent } from './user/user.events';
 
 export type ChronicleEvent =
-  UserEvent | CustomerEvent | CustomerNumberAssigned | AccountEvent | EmailReserved | PasswordResetRequested;
+  | UserEvent
+  | CustomerEvent
+  | CustomerNumberAssigned
+  | AccountEvent
+  | EmailReserved
+  | PasswordResetRequested
+  | SessionEvent;
 export type ChronicleEventType = ChronicleEvent['type'];
 
 export interface EventSchema {
@@ -29,6 +36,9 @@ export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
   'ResetTokensInvalidated.v1': { secretFields: [] },
   'AccessTokensRevoked.v1': { secretFields: [] },
   'PasswordChangeNoticeSent.v1': { secretFields: [] },
+  'SessionStarted.v1': { secretFields: [] },
+  'SessionTokenIssued.v1': { secretFields: [] },
+  'SessionEnded.v1': { secretFields: [] },
 };
 
 export function isChronicleEventType(type: string): type is ChronicleEventType {

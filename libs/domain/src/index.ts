@@ -1,6 +1,7 @@
 export * from './shared/domain-error';
 export * from './shared/event';
 export * from './shared/values';
+export * from './user/user.fields';
 export * from './user/user.events';
 export * from './user/user.aggregate';
 export * from './customer/customer.events';
@@ -8,6 +9,8 @@ export * from './customer/customer.aggregate';
 export * from './account/account.events';
 export * from './account/account.aggregate';
 export * from './account/password-policy';
+export * from './session/session.events';
+export * from './session/session.aggregate';
 export * from './event-types';
 export * from './shared/upcaster';
 export * from './user/user-registered.upcaster';

@@ -15,7 +15,7 @@ describe('MetricsServer', () => {
   it('listens on METRICS_PORT: /metrics, added routes, 404, 405, and 500 for a failing route', async () => {
     const port = await freePort();
     const metrics = new ChronicleMetrics();
-    metrics.rateLimitRejections.inc({ limit: 'password-reset' });
+    metrics.rateLimitRejections.inc({ limit: 'reset-email' });
     const server = new MetricsServer({ metricsPort: port } as ChronicleConfig, metrics);
     server.route('/broken', () => Promise.reject(new Error('boom')));
     await server.onApplicationBootstrap();
@@ -24,9 +24,7 @@ describe('MetricsServer', () => {
       const url = `http://127.0.0.1:${port}`;
       const scraped = await fetch(`${url}/metrics?ignored=1`);
       expect(scraped.status).toBe(200);
-      expect(await scraped.text()).toContain(
-        'chronicle_rate_limit_rejections_total{limit="password-reset"} 1',
-      );
+      expect(await scraped.text()).toContain('chronicle_rate_limit_rejections_total{limit="reset-email"} 1');
       const head = await fetch(`${url}/metrics`, { method: 'HEAD' });
       expect(head.status).toBe(200);
       expect(await head.text()).toBe('');

@@ -1,3 +1,4 @@
+import { fieldJsType, USER_FIELD_NAMES } from '@chronicle/domain';
 import { Position } from '@chronicle/event-store';
 
 import { CustomerListQuery, DocumentChange } from './read-store.port';
@@ -16,10 +17,8 @@ const FIELD_TYPES = {
   ]),
   users: new Map([
     ['id', 'string'],
-    ['name', 'string'],
-    ['age', 'number'],
-    ['createdon', 'string'],
-    ['modifiedon', 'string'],
+    ...USER_FIELD_NAMES.map((field) => [field, fieldJsType(field)] as const),
+    ['revision', 'number'],
   ]),
 };
 

@@ -1,3 +1,4 @@
+import { USER_FIELD_NAMES, UserRepresentation } from '@chronicle/domain';
 import { Position } from '@chronicle/event-store';
 
 /** A customer as GET /customers shows it. */
@@ -8,13 +9,20 @@ export interface CustomerDocument {
   createdon: string;
 }
 
-/** A user's full representation. */
-export interface UserDocument {
-  id: string;
-  name: string;
-  age: number;
-  createdon: string;
-  modifiedon: string;
+/**
+ * A user's full representation, with `revision`: the user stream's revision of the last event
+ * applied (the user's version, its ETag), so a reader can tell how far behind the stream it is.
+ */
+export type UserDocument = UserRepresentation & { revision: number };
+
+/** A user document's members besides `id`, in order: the declared user fields, then `revision`. */
+export const USER_DOCUMENT_FIELDS = [...USER_FIELD_NAMES, 'revision'] as const;
+
+/** The user document members of `source` that hold a value, in order, and nothing else. */
+export function userDocumentFields(source: Partial<UserDocument>): Partial<UserDocument> {
+  const fields: Partial<Record<keyof UserDocument, unknown>> = {};
+  for (const field of USER_DOCUMENT_FIELDS) if (source[field] !== undefined) fields[field] = source[field];
+  return fields as Partial<UserDocument>;
 }
 
 export interface Collections {
@@ -41,13 +49,17 @@ export interface Checkpoint {
   position: Position;
 }
 
-export interface CustomerListQuery {
+/** A page of a sorted list: skip `offset` documents, then take at most `limit`. */
+export interface PageQuery {
+  offset: number;
+  limit: number;
+}
+
+export interface CustomerListQuery extends PageQuery {
   /** Exclusive lower bound on id. */
   gt?: number;
   /** Exclusive upper bound on id. */
   lt?: number;
-  offset: number;
-  limit: number;
 }
 
 export interface CustomerPage {
@@ -62,6 +74,11 @@ export interface CustomerPageJson {
   /** Customers on the page. */
   count: number;
   /** Customers matching gt/lt, ignoring offset and limit. */
+  total: number;
+}
+
+export interface UserPage {
+  items: UserDocument[];
   total: number;
 }
 
@@ -85,6 +102,9 @@ export abstract class ReadStore {
 
   abstract getUser(id: string): Promise<UserDocument | null>;
 
+  /** Users sorted by `createdon`, then id (compareDocumentIds); `total` counts them all. */
+  abstract listUsers(query: PageQuery): Promise<UserPage>;
+
   /** Every document of a collection in id order (see compareDocumentIds): for verify. */
   abstract documents<C extends CollectionName>(collection: C): AsyncIterable<Collections[C]['doc']>;
 
@@ -96,5 +116,25 @@ export abstract class ReadStore {
 /** Document id order: numbers ascending, strings by their UTF-8 bytes (MongoDB's order for `_id`). */
 export function compareDocumentIds<I extends number | string>(a: I, b: I): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
-  return Buffer.compare(Buffer.from(String(a), 'utf8'), Buffer.from(String(b), 'utf8'));
+  return compareUtf8(String(a), String(b));
+}
+
+/**
+ * Strings in the order of their UTF-8 bytes (code point order: MongoDB's order for strings),
+ * without encoding them. UTF-16 units order differently only where a surrogate (D800–DFFF, a code
+ * point above FFFF) meets a unit from E000 to FFFF: those two ranges swap.
+ */
+export function compareUtf8(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let at = 0; at < length; at++) {
+    let x = a.charCodeAt(at);
+    let y = b.charCodeAt(at);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
 }

@@ -67,16 +67,27 @@ function stringArg(command: Document, name: string): string {
   return value;
 }
 
+/**
+ * Sorted as MongoDB sorts without a collation: strings by their UTF-8 bytes. mingo compares
+ * JavaScript's UTF-16 units, which put U+1F600 before U+FF21, so it sorts views whose strings are
+ * their UTF-8 bytes spelled one character a byte: UTF-16 order of those is byte order.
+ */
 function sortEntries(entries: Entry[], sort: Document | undefined): Entry[] {
   if (!sort || Object.keys(sort).length === 0) return entries;
-  const byView = new Map(entries.map((entry) => [entry.view, entry]));
-  return mingoFind(
-    entries.map((entry) => entry.view),
-    {},
-  )
+  const byView = new Map(entries.map((entry) => [bytewise(entry.view) as object, entry]));
+  return mingoFind([...byView.keys()], {})
     .sort(toView(sort) as Record<string, 1 | -1>)
     .all()
     .map((view) => byView.get(view)!);
+}
+
+function bytewise(value: unknown): unknown {
+  if (typeof value === 'string') return Buffer.from(value, 'utf8').toString('latin1');
+  if (Array.isArray(value)) return value.map(bytewise);
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, bytewise(field)]));
+  }
+  return value;
 }
 
 function writeError(index: number, error: CommandError): Document {
@@ -227,6 +238,16 @@ export class MongoState {
     ]);
     const name = stringArg(command, 'find');
     const collection = this.existing(db, name);
+    // As the server: a hint by name must name an index of the collection (an empty one included).
+    if (
+      typeof command.hint === 'string' &&
+      collection &&
+      !collection.indexes.some((index) => index.name === command.hint)
+    ) {
+      throw badValue(
+        'error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index',
+      );
+    }
     let entries = sortEntries(
       collection?.matching(command.filter as Document) ?? [],
       command.sort as Document,

@@ -194,6 +194,30 @@ describe('MongoDB wire-protocol double, through the mongodb driver', () => {
       expect(await items.estimatedDocumentCount()).toBe(30);
     });
 
+    it('sorts strings by their UTF-8 bytes and a missing field first, as a server without collation', async () => {
+      const items = freshDb().collection<{ _id: string; at?: string }>('items');
+      await items.insertMany([{ _id: 'a\u{1F600}', at: 'x' }, { _id: 'a\uFF21', at: 'x' }, { _id: 'b' }]);
+      const sorted = await items.find({}).sort({ at: 1, _id: 1 }).toArray();
+      expect(sorted.map((item) => item._id)).toEqual(['b', 'a\uFF21', 'a\u{1F600}']);
+    });
+
+    it('refuses a hint that names no index of the collection, and follows one that does', async () => {
+      const items = freshDb().collection<{ _id: number; n: number }>('items');
+      await items.insertMany([
+        { _id: 1, n: 2 },
+        { _id: 2, n: 1 },
+      ]);
+      await expect(items.find({}).hint('n_1').toArray()).rejects.toMatchObject({
+        code: 2,
+        message: expect.stringContaining('hint provided does not correspond to an existing index'),
+      });
+      await items.createIndex({ n: 1 }, { name: 'n_1' });
+      expect(await items.find({}).sort({ n: 1 }).hint('n_1').toArray()).toEqual([
+        { _id: 2, n: 1 },
+        { _id: 1, n: 2 },
+      ]);
+    });
+
     it('kills a cursor closed early, so a later getMore on it fails', async () => {
       const items = freshDb().collection('items');
       await items.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i })) as any[]);

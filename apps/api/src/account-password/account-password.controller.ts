@@ -7,7 +7,6 @@ import {
   Req,
   Res,
   UnprocessableEntityException,
-  UseGuards,
 } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import {
@@ -22,6 +21,7 @@ import {
 import { validate } from 'class-validator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
+  AttemptLimits,
   ChangePasswordCommand,
   CompletePasswordResetCommand,
   PasswordChangeResult,
@@ -31,6 +31,7 @@ import {
 import {
   AccountSessions,
   AuthenticatedRequest,
+  clientAddress,
   OptionalAuth,
   QUERY_TOKEN_PARAMETER,
   requireAuthentication,
@@ -43,7 +44,6 @@ import {
 } from './account-password.dto';
 import { Consumes, JSON_MEDIA_TYPE } from '../http/edge';
 import { ApiProblems } from '../http/openapi';
-import { ResetRequestThrottlerGuard } from './reset-request-throttler.guard';
 
 @ApiTags('account')
 @ApiExtraModels(PasswordResetRequestDto, PasswordResetCompletionDto, PasswordChangeDto)
@@ -52,18 +52,20 @@ export class AccountPasswordController {
   constructor(
     private readonly commands: CommandBus,
     private readonly sessions: AccountSessions,
+    private readonly limits: AttemptLimits,
   ) {}
 
   @Put()
   @Consumes(JSON_MEDIA_TYPE)
   @OptionalAuth()
-  @UseGuards(ResetRequestThrottlerGuard)
   @HttpCode(204)
   @ApiOperation({
     summary: 'Request a reset e-mail, complete a reset with its token, or change the password',
     description:
-      'The exact set of members picks the form: {email} (202, no authentication, rate limited), ' +
-      '{token, new} (204, no authentication), {old, new} (204, authenticated).',
+      'The exact set of members picks the form: {email} (202, no authentication, rate limited per client ' +
+      'and per address), ' +
+      '{token, new} (204, no authentication), {old, new} (204, authenticated; a wrong old counts as a ' +
+      'failed login, under the same limits).',
     // The first two forms need no credentials, the third needs them: {} makes them optional.
     security: [{}, { bearer: [] }, { basic: [] }, { [QUERY_TOKEN_PARAMETER]: [] }],
   })
@@ -104,6 +106,8 @@ export class AccountPasswordController {
     const context = { correlationId: request.id };
     switch (form) {
       case 'request': {
+        // Counted before validation, as sent: a malformed address is no way around the limits.
+        await this.limits.resetRequest(clientAddress(request), String((body as { email: unknown }).email));
         const { email } = await validated(PasswordResetRequestDto, body as object);
         await this.commands.execute(
           new RequestPasswordResetCommand(email, { ...context, actor: 'anonymous' }),
@@ -128,7 +132,7 @@ export class AccountPasswordController {
         if (!principal) throw requireAuthentication(request);
         const change = await validated(PasswordChangeDto, body as object);
         const result = await this.commands.execute(
-          new ChangePasswordCommand(principal, change.old, change.new, {
+          new ChangePasswordCommand(principal, change.old, change.new, clientAddress(request), {
             ...context,
             actor: principal.accountId,
           }),
@@ -141,7 +145,7 @@ export class AccountPasswordController {
 
   /** This process's sessions learn of the change now rather than when its event comes round. */
   private revokeOlderTokens(result: PasswordChangeResult): void {
-    this.sessions.tokensRevokedBefore(result.accountId, result.changedAt);
+    this.sessions.credentialsChanged(result.accountId, result.credentialsVersion);
   }
 }
 

@@ -9,7 +9,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { IssueAccessTokenCommand, Principal, RevokeAccessTokenCommand } from '@chronicle/application';
+import { EndSessionCommand, IssueAccessTokenCommand, Principal } from '@chronicle/application';
 import { AccountSessions, CurrentPrincipal, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 import { ApiCredentials, ApiProblems } from '../http/openapi';
@@ -26,7 +26,12 @@ export class AccountTokensController {
 
   @Post()
   @ApiCredentials()
-  @ApiOperation({ summary: 'Issue an access token for the authenticated account (no request body)' })
+  @ApiOperation({
+    summary: 'Issue an access token for the authenticated account (no request body)',
+    description:
+      'Basic credentials start a session; a bearer token mints a token of its own session, which expires ' +
+      "no later than the session's first token.",
+  })
   @ApiCreatedResponse({ type: AccessTokenDto })
   @ApiProblems(400, 401, 415)
   async issue(
@@ -46,26 +51,29 @@ export class AccountTokensController {
   @HttpCode(204)
   @ApiBearerAuth('bearer')
   @ApiSecurity(QUERY_TOKEN_PARAMETER)
-  @ApiOperation({ summary: 'Revoke the access token this request carries' })
-  @ApiNoContentResponse({ description: 'Revoked.' })
+  @ApiOperation({
+    summary:
+      'End the session of the access token this request carries: every token of the session stops working',
+  })
+  @ApiNoContentResponse({ description: 'The session ended.' })
   @ApiProblems(400, 401)
   async revokeCurrent(
     @CurrentPrincipal() principal: Principal,
     @Req() request: FastifyRequest,
   ): Promise<void> {
-    if (principal.tokenId === undefined) {
+    if (principal.tokenId === undefined || principal.sessionId === undefined) {
       throw new BadRequestException({
         type: 'no-access-token',
         title: 'No access token to revoke',
         detail: 'Authenticate with the access token that is to be revoked.',
       });
     }
-    await this.commands.execute(
-      new RevokeAccessTokenCommand(principal.accountId, principal.tokenId, {
+    const { sessionExpiresAt } = await this.commands.execute(
+      new EndSessionCommand(principal.accountId, principal.sessionId, principal.tokenId, {
         actor: principal.accountId,
         correlationId: request.id,
       }),
     );
-    this.sessions.tokenRevoked(principal.accountId, principal.tokenId);
+    this.sessions.sessionEnded(principal.accountId, principal.sessionId, sessionExpiresAt);
   }
 }

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { MAX_AUDIT_LIMIT } from '@chronicle/application';
-import { AuthenticatedQueryDto } from '../customers/list-customers.dto';
+import { AuthenticatedQueryDto } from '../http/paging';
 
 export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   @IsOptional()

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
 import pino, { type Level, type Logger } from 'pino';
-import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
+import { clientAddress, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import type { Principal } from '@chronicle/application';
 import { ChronicleConfig, logDestination } from '@chronicle/config';
-import { clientAddress } from './client-address';
 
 /** Query parameters whose values must never reach a log line. */
 const SECRET_PARAMETERS = new Set([QUERY_TOKEN_PARAMETER, 'token']);

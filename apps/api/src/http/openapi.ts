@@ -68,7 +68,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   413: 'The body is larger than 64 KiB.',
   415: 'The body is of a media type this operation does not take.',
   422: 'Well-formed, but a value breaks a rule.',
-  429: 'Rate limited.',
+  429: 'Rate limited (failed password checks or reset requests per client and per address, in 15 minutes).',
 };
 
 /** Error responses, as problem details, with the headers each status carries. */
@@ -90,9 +90,17 @@ export function ApiProblems(...statuses: (keyof typeof PROBLEM_DESCRIPTIONS)[]) 
   );
 }
 
-/** The three ways a request may authenticate (exactly one of them per request). */
+/**
+ * The three ways a request may authenticate (exactly one of them per request); Basic credentials
+ * are checked under the failed-login limits, so any such request may get a 429.
+ */
 export const ApiCredentials = () =>
-  applyDecorators(ApiBearerAuth('bearer'), ApiBasicAuth('basic'), ApiSecurity(QUERY_TOKEN_PARAMETER));
+  applyDecorators(
+    ApiBearerAuth('bearer'),
+    ApiBasicAuth('basic'),
+    ApiSecurity(QUERY_TOKEN_PARAMETER),
+    ApiProblems(429),
+  );
 
 /**
  * The query parameters of a DTO, described by the same JSON schema QueryValidationPipe checks them

@@ -6,10 +6,12 @@ import {
   EmailTakenError,
   ForbiddenError,
   PreconditionFailedError,
+  TooManyAttemptsError,
   WrongPasswordError,
 } from '@chronicle/application';
 import {
   AlreadyExistsError,
+  CredentialsRevokedError,
   FieldError,
   InvalidResetTokenError,
   NotFoundError,
@@ -91,6 +93,22 @@ export function toProblem(error: unknown, request: { method: string }): Rendered
       headers['retry-after'] = String(fields.retryAfter);
     }
     return { problem: problem(status, { ...fields, status }), headers };
+  }
+  if (error instanceof TooManyAttemptsError) {
+    // The one answer of every limit: the same whether or not the address has an account.
+    headers['retry-after'] = String(error.retryAfterSeconds);
+    return {
+      problem: problem(429, { type: 'too-many-requests', title: 'Too Many Requests', detail: error.message }),
+      headers,
+    };
+  }
+  if (error instanceof CredentialsRevokedError) {
+    // What the guard answers for a revoked token: the request's credentials are stale.
+    headers['www-authenticate'] = [`${BEARER_CHALLENGE}, error="invalid_token"`, BASIC_CHALLENGE];
+    return {
+      problem: problem(401, { type: 'unauthorized', title: 'Unauthorized', detail: error.message }),
+      headers,
+    };
   }
   if (error instanceof ValidationError) {
     return {

@@ -1,56 +1,80 @@
+import { NotAcceptableException } from '@nestjs/common';
 import Negotiator from 'negotiator';
-import { User } from '@chronicle/domain';
+import { ClientFields, UserRepresentation, userRepresentation } from '@chronicle/domain';
 
 export const USER_MEDIA_TYPE = 'application/vnd.chronicle.user+json';
 export const FRAGMENT_MEDIA_TYPE = 'application/vnd.chronicle.fragment+json';
 
 export type Representation = 'user' | 'fragment';
 
-// Offered in this order, so that ties (any type, application/ wildcard, no Accept) go to the full user.
-const OFFERS: [string, Representation][] = [
+/** The media types a route offers, each naming the representation it stands for. */
+export class RepresentationOffers {
+  readonly supported: string[];
+
+  /** Offered in this order, so that ties (any type, application wildcard, no Accept) go to the first. */
+  constructor(private readonly offers: [string, Representation][]) {
+    this.supported = offers.map(([type]) => type);
+  }
+
+  /** RFC 9110 proactive negotiation (q-values, wildcards, specificity), or 406 naming what is offered. */
+  choose(accept: string | undefined): Representation {
+    const chosen = new Negotiator({ headers: { accept } }).mediaType(this.supported);
+    const representation = this.offers.find(([type]) => type === chosen)?.[1];
+    if (representation) return representation;
+    throw new NotAcceptableException({
+      type: 'not-acceptable',
+      title: 'Not Acceptable',
+      detail: `None of the media types in Accept is offered. Supported: ${this.supported.join(', ')}.`,
+      supported: this.supported,
+    });
+  }
+}
+
+/** PATCH answers the full user or the fragment; application/json is the full user. */
+export const PATCH_REPRESENTATIONS = new RepresentationOffers([
   [USER_MEDIA_TYPE, 'user'],
   [FRAGMENT_MEDIA_TYPE, 'fragment'],
   ['application/json', 'user'],
-];
+]);
 
-export const SUPPORTED_MEDIA_TYPES = OFFERS.map(([type]) => type);
-
-/** RFC 9110 proactive negotiation (q-values, wildcards, specificity); null when nothing fits. */
-export function negotiateUserRepresentation(accept: string | undefined): Representation | null {
-  const chosen = new Negotiator({ headers: { accept } }).mediaType(SUPPORTED_MEDIA_TYPES);
-  return OFFERS.find(([type]) => type === chosen)?.[1] ?? null;
-}
+/** GET answers the full user only: a fragment of nothing patched means nothing. */
+export const GET_REPRESENTATIONS = new RepresentationOffers([
+  [USER_MEDIA_TYPE, 'user'],
+  ['application/json', 'user'],
+]);
 
 export const mediaTypeOf = (representation: Representation): string =>
   representation === 'user' ? USER_MEDIA_TYPE : FRAGMENT_MEDIA_TYPE;
 
-export function fullUser(user: User) {
-  return {
-    id: user.id,
-    name: user.name,
-    age: user.age,
-    createdon: user.createdon,
-    modifiedon: user.modifiedon,
-  };
-}
-
-/** Only the members the patch named, with their stored values, plus modifiedon. */
-export function userFragment(user: User, patched: { name?: string; age?: number }) {
-  return { ...patched, modifiedon: user.modifiedon };
+/** The body of a representation, as bytes: Fastify then sends the media type exactly as negotiated. */
+export function representationBody(
+  representation: Representation,
+  user: UserRepresentation,
+  patched: Partial<ClientFields> = {},
+): Buffer {
+  const body =
+    representation === 'user' ? userRepresentation(user) : { ...patched, modifiedon: user.modifiedon };
+  return Buffer.from(JSON.stringify(body));
 }
 
 /** A strong ETag naming the user's version (its stream revision). */
 export const etagOf = (revision: number): string => `"${revision}"`;
 
 /**
- * The revisions an If-Match header accepts: undefined for `*` or no header, else the list of our
- * strong tags (tags we never issued match nothing, giving an empty list and so a 412).
+ * The revisions an If-Match (strong comparison) or If-None-Match (weak comparison, RFC 9110
+ * 13.1.2: `W/"3"` matches `"3"`) header names: `*` for any, or the list of our tags (tags we never
+ * issued match nothing). Undefined without the header.
  */
-export function parseIfMatch(header: string | undefined): number[] | undefined {
-  if (header === undefined || header.trim() === '*') return undefined;
+export function parseEntityTags(
+  header: string | undefined,
+  comparison: 'strong' | 'weak',
+): number[] | '*' | undefined {
+  if (header === undefined) return undefined;
+  if (header.trim() === '*') return '*';
+  const tag = comparison === 'strong' ? /^\s*"(\d{1,15})"\s*$/ : /^\s*(?:W\/)?"(\d{1,15})"\s*$/;
   return header
     .split(',')
-    .map((tag) => /^\s*"(\d{1,15})"\s*$/.exec(tag))
+    .map((candidate) => tag.exec(candidate))
     .filter((match): match is RegExpExecArray => match !== null)
     .map((match) => Number(match[1]));
 }

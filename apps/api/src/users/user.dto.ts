@@ -1,38 +1,32 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { CLIENT_FIELD_NAMES, USER_FIELD_NAMES, USER_FIELDS, UserFieldName } from '@chronicle/domain';
 
+// The document's user schemas, built from the one declaration of a user's fields (USER_FIELDS).
+
+const schemaOf = (field: UserFieldName) => ({ type: USER_FIELDS[field].type, ...USER_FIELDS[field].schema });
+
+/** Declares `fields` on `dto` for the document, required or not, with a `note` added to each. */
+function declare(dto: object, fields: readonly UserFieldName[], required: boolean, note?: string): void {
+  const decorate = required ? ApiProperty : ApiPropertyOptional;
+  for (const field of fields) {
+    const schema: Record<string, unknown> = schemaOf(field);
+    if (note) schema.description = [schema.description, note].filter(Boolean).join(' ');
+    decorate(schema)(dto, field);
+  }
+}
+
+/** The full user representation. */
 export class UserDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
-
-  @ApiProperty({ minLength: 1, maxLength: 200 })
-  name!: string;
-
-  @ApiProperty({ type: 'integer', minimum: 0, maximum: 150 })
-  age!: number;
-
-  @ApiProperty({ format: 'date-time' })
-  createdon!: string;
-
-  @ApiProperty({ format: 'date-time' })
-  modifiedon!: string;
 }
+declare(UserDto.prototype, USER_FIELD_NAMES, true);
 
 /** The fragment representation: the members the patch named, with their new values, and modifiedon. */
-export class UserFragmentDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
-  name?: string;
+export class UserFragmentDto {}
+declare(UserFragmentDto.prototype, CLIENT_FIELD_NAMES, false);
+declare(UserFragmentDto.prototype, ['modifiedon'], true);
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 150 })
-  age?: number;
-
-  @ApiProperty({ format: 'date-time' })
-  modifiedon!: string;
-}
-
-export class UserPatchDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Trimmed; null is refused.' })
-  name?: string;
-
-  @ApiPropertyOptional({ minimum: 0, maximum: 150, type: 'integer', description: 'null is refused.' })
-  age?: number;
-}
+/** A merge patch: any of the fields a client sets. */
+export class UserPatchDto {}
+declare(UserPatchDto.prototype, CLIENT_FIELD_NAMES, false, 'null is refused: the field is required.');

@@ -2,48 +2,115 @@ import {
   BadRequestException,
   Body,
   Controller,
+  Get,
   Headers,
-  NotAcceptableException,
   Param,
   Patch,
+  Query,
   Req,
   Res,
+  UseGuards,
 } from '@nestjs/common';
-import { CommandBus } from '@nestjs/cqrs';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import {
   ApiBody,
   ApiConsumes,
   ApiExtraModels,
   ApiHeader,
+  ApiNotModifiedResponse,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PatchUserCommand, Principal } from '@chronicle/application';
+import { GetUserQuery, ListUsersQuery, PatchUserCommand, Principal } from '@chronicle/application';
 import { CurrentPrincipal } from '@chronicle/auth';
+import { userRepresentation } from '@chronicle/domain';
+import { AdminGuard } from '../admin/admin.guard';
 import { Consumes, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
-import { ApiCredentials, ApiProblems } from '../http/openapi';
+import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
+import { pageHeaders, pageOf, PageQueryDto, pageQueryDescriptions, setPageHeaders } from '../http/paging';
 import { UserDto, UserFragmentDto, UserPatchDto } from './user.dto';
 import {
   etagOf,
   FRAGMENT_MEDIA_TYPE,
-  fullUser,
+  GET_REPRESENTATIONS,
   mediaTypeOf,
-  negotiateUserRepresentation,
-  parseIfMatch,
-  SUPPORTED_MEDIA_TYPES,
+  parseEntityTags,
+  PATCH_REPRESENTATIONS,
+  representationBody,
   USER_MEDIA_TYPE,
-  userFragment,
 } from './user-representations';
+
+const ETAG_HEADER = {
+  description: "The user's version; send it as If-Match or If-None-Match.",
+  schema: { type: 'string' },
+};
+const VARY_HEADER = { description: 'Accept', schema: { type: 'string' } };
 
 @ApiTags('users')
 @ApiCredentials()
 @ApiExtraModels(UserDto)
 @Controller('users')
 export class UsersController {
-  constructor(private readonly commands: CommandBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Get()
+  @UseGuards(AdminGuard)
+  @ApiOperation({
+    summary: 'List users by createdon, then id, paged (admin)',
+    description: "Served from the users read model: eventually consistent, its lag the projections status's.",
+  })
+  @ApiQueryFrom(PageQueryDto, pageQueryDescriptions('Users'))
+  @ApiOkResponse({ type: [UserDto], description: 'One page of users.', headers: pageHeaders('Users') })
+  @ApiProblems(400, 401, 403)
+  async list(@Query() query: PageQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
+    const { page, pageSize } = pageOf(query);
+    const result = await this.queries.execute(new ListUsersQuery(page, pageSize));
+    setPageHeaders(reply, '/users', query, { count: result.items.length, total: result.total });
+    void reply.type('application/json; charset=utf-8');
+    return Buffer.from(JSON.stringify(result.items.map(userRepresentation)));
+  }
+
+  @Get(':userId')
+  @ApiOperation({
+    summary: 'Read a user: the full representation, reflecting every write answered before the request',
+  })
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'An ETag held: 304 while it is current' })
+  @ApiOkResponse({
+    description: 'The full user (also for application/json, */* or no Accept).',
+    content: { [USER_MEDIA_TYPE]: { schema: { $ref: getSchemaPath(UserDto) } } },
+    headers: { ETag: ETAG_HEADER, Vary: VARY_HEADER },
+  })
+  @ApiNotModifiedResponse({
+    description: 'If-None-Match names the current version.',
+    headers: { ETag: ETAG_HEADER, Vary: VARY_HEADER },
+  })
+  @ApiProblems(400, 401, 403, 404, 406)
+  async get(
+    @Param('userId') userId: string,
+    @Headers('accept') accept: string | undefined,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @CurrentPrincipal() principal: Principal,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const representation = GET_REPRESENTATIONS.choose(accept);
+    const user = await this.queries.execute(new GetUserQuery(userId, principal));
+    const held = parseEntityTags(ifNoneMatch, 'weak');
+    void reply.header('etag', etagOf(user.revision)).header('vary', 'Accept');
+    // Sent here, not returned: Nest would set 200 over a 304.
+    if (held === '*' || held?.includes(user.revision)) {
+      await reply.code(304).send();
+      return;
+    }
+    await reply
+      .header('content-type', mediaTypeOf(representation))
+      .send(representationBody(representation, user));
+  }
 
   @Patch(':userId')
   @Consumes(MERGE_PATCH_MEDIA_TYPE)
@@ -67,8 +134,8 @@ export class UsersController {
       [FRAGMENT_MEDIA_TYPE]: { schema: { $ref: getSchemaPath(UserFragmentDto) } },
     },
     headers: {
-      ETag: { description: "The user's version; send it as If-Match.", schema: { type: 'string' } },
-      Vary: { description: 'Accept', schema: { type: 'string' } },
+      ETag: ETAG_HEADER,
+      Vary: VARY_HEADER,
     },
   })
   @ApiProblems(400, 401, 403, 404, 406, 409, 412, 413, 415, 422)
@@ -82,15 +149,7 @@ export class UsersController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Buffer> {
     // Decided before anything changes: a request we cannot answer must change nothing.
-    const representation = negotiateUserRepresentation(accept);
-    if (!representation) {
-      throw new NotAcceptableException({
-        type: 'not-acceptable',
-        title: 'Not Acceptable',
-        detail: `None of the media types in Accept is offered. Supported: ${SUPPORTED_MEDIA_TYPES.join(', ')}.`,
-        supported: SUPPORTED_MEDIA_TYPES,
-      });
-    }
+    const representation = PATCH_REPRESENTATIONS.choose(accept);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new BadRequestException({
         type: 'invalid-patch',
@@ -104,16 +163,19 @@ export class UsersController {
         body as Record<string, unknown>,
         principal,
         { actor: principal.accountId, correlationId: request.id },
-        parseIfMatch(ifMatch),
+        ifMatchRevisions(ifMatch),
       ),
     );
     void reply
       .header('content-type', mediaTypeOf(representation))
       .header('etag', etagOf(result.revision))
       .header('vary', 'Accept');
-    const representationBody =
-      representation === 'user' ? fullUser(result.user) : userFragment(result.user, result.patched);
-    // A Buffer, so that Fastify sends the media type exactly as negotiated (it adds a charset to strings).
-    return Buffer.from(JSON.stringify(representationBody));
+    return representationBody(representation, result.user, result.patched);
   }
+}
+
+/** The revisions If-Match accepts: undefined for `*` or no header (nothing to check). */
+function ifMatchRevisions(header: string | undefined): number[] | undefined {
+  const tags = parseEntityTags(header, 'strong');
+  return tags === '*' ? undefined : tags;
 }

@@ -39,11 +39,35 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
     expiresAt: T,
   },
   'PasswordResetEmailSent.v1': { accountId: 'a-1', requestId: 'r-1', tokenId: 'rt-1', sentAt: T },
-  'PasswordReset.v1': { accountId: 'a-1', tokenId: 'rt-1', passwordHash: ARGON2, resetAt: T },
-  'PasswordChanged.v1': { accountId: 'a-1', passwordHash: ARGON2, changedAt: T },
+  'PasswordReset.v1': {
+    accountId: 'a-1',
+    tokenId: 'rt-1',
+    passwordHash: ARGON2,
+    resetAt: T,
+    credentialsVersion: 1,
+  },
+  'PasswordChanged.v1': { accountId: 'a-1', passwordHash: ARGON2, changedAt: T, credentialsVersion: 2 },
   'ResetTokensInvalidated.v1': { accountId: 'a-1', changeId: 'e-1', tokenIds: ['rt-2'] },
   'AccessTokensRevoked.v1': { accountId: 'a-1', changeId: 'e-1', revokedBefore: T },
   'PasswordChangeNoticeSent.v1': { accountId: 'a-1', changeId: 'e-1', sentAt: T },
+  'SessionStarted.v1': {
+    accountId: 'a-1',
+    sessionId: 's-1',
+    startedWith: 'basic',
+    credentialsVersion: 2,
+    startedAt: T,
+    expiresAt: T,
+  },
+  'SessionTokenIssued.v1': {
+    accountId: 'a-1',
+    sessionId: 's-1',
+    tokenId: 't-2',
+    issuedWith: 't-1',
+    credentialsVersion: 2,
+    issuedAt: T,
+    expiresAt: T,
+  },
+  'SessionEnded.v1': { accountId: 'a-1', sessionId: 's-1', endedWith: 't-2', endedAt: T, expiresAt: T },
 };
 
 /** Names that hold credentials or their hashes; `…Id` names (tokenId) are identifiers, not secrets. */

@@ -34,8 +34,7 @@ describe('EventSourcedRepository on a remote event store', () => {
         type: 'RegisterUser' as const,
         userId,
         accountId: null,
-        name: 'Ada',
-        age: 30,
+        fields: { name: 'Ada', age: 30 },
         now: now.toISOString(),
       }),
       context,
@@ -46,7 +45,7 @@ describe('EventSourcedRepository on a remote event store', () => {
     repository.handle(
       userDecider,
       `user-${userId}`,
-      (_state: UserState, now) => ({ type: 'PatchUser' as const, patch: { age }, now: now.toISOString() }),
+      (_state: UserState, now) => ({ type: 'PatchUser' as const, values: { age }, now: now.toISOString() }),
       context,
       { maxAttempts },
     );

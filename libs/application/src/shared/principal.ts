@@ -8,6 +8,10 @@ export interface Principal {
   /** How the request authenticated; the access token id when by token. */
   method: 'bearer' | 'basic';
   tokenId?: string;
+  /** The account's credentials version the request was authenticated against. */
+  credentialsVersion: number;
+  /** The session of the access token, when by token. */
+  sessionId?: string;
 }
 
 export const isAdmin = (principal: Principal): boolean => principal.roles.includes('admin');

@@ -9,7 +9,10 @@ export abstract class PasswordHasher {
 export interface AccessTokenClaims {
   accountId: string;
   tokenId: string;
-  /** Milliseconds since the Unix epoch: revocation compares instants finer than a second. */
+  sessionId: string;
+  /** The credentials version the issuing request was authenticated against: revocation compares it. */
+  credentialsVersion: number;
+  /** Milliseconds since the Unix epoch, by the issuing host's clock (expiry only, never revocation). */
   issuedAt: number;
   expiresAt: number;
 }

@@ -36,13 +36,13 @@ const issued = (
   type: 'ResetTokenIssued.v1',
   data: { accountId: 'a-1', requestId, tokenId, tokenHash, issuedAt: at(minute), expiresAt: at(minute + 30) },
 });
-const reset = (tokenId: string, minute: number): PasswordReset => ({
+const reset = (tokenId: string, minute: number, credentialsVersion = 1): PasswordReset => ({
   type: 'PasswordReset.v1',
-  data: { accountId: 'a-1', tokenId, passwordHash: 'h1', resetAt: at(minute) },
+  data: { accountId: 'a-1', tokenId, passwordHash: 'h1', resetAt: at(minute), credentialsVersion },
 });
-const changed = (minute: number): PasswordChanged => ({
+const changed = (minute: number, credentialsVersion = 1): PasswordChanged => ({
   type: 'PasswordChanged.v1',
-  data: { accountId: 'a-1', passwordHash: 'h2', changedAt: at(minute) },
+  data: { accountId: 'a-1', passwordHash: 'h2', changedAt: at(minute), credentialsVersion },
 });
 const resetWith = (tokenHash: string, minute: number) => ({
   type: 'ResetPassword' as const,
@@ -148,7 +148,7 @@ describe('Account: password reset', () => {
   it('keeps a token issued after a change usable', () => {
     given([opened, changed(1), issued('t1', HASH_A, 2)])
       .when(resetWith(HASH_A, 3))
-      .then([reset('t1', 3)]);
+      .then([reset('t1', 3, 2)]);
   });
 
   it('changes the password of an open account only', () => {
@@ -169,28 +169,28 @@ describe('Account: password reset', () => {
       .thenThrows(PasswordChangedMeanwhileError);
   });
 
-  it('revokes access tokens from the moment of a reset or change', () => {
+  it('gives every reset and change the next credentials version, whatever the clocks say', () => {
+    expect(given([opened]).state).toMatchObject({ credentialsVersion: 0 });
     expect(given([opened, issued('t1', HASH_A, 1), reset('t1', 5)]).state).toMatchObject({
       passwordHash: 'h1',
-      accessTokensRevokedBefore: at(5),
+      credentialsVersion: 1,
     });
-    expect(given([opened, changed(7)]).state).toMatchObject({
-      passwordHash: 'h2',
-      accessTokensRevokedBefore: at(7),
-    });
+    // The second change's clock ran behind the first's: the version still goes up.
+    given([opened, changed(7)])
+      .when({ type: 'ChangePassword', passwordHash: 'h3', verifiedPasswordHash: 'h2', now: at(3) })
+      .then([{ ...changed(3, 2), data: { ...changed(3, 2).data, passwordHash: 'h3' } }]);
+    expect(given([opened, changed(7), changed(3, 2)]).state).toMatchObject({ credentialsVersion: 2 });
   });
 
-  it('moves the revocation instant forward only, whatever order the events come in', () => {
-    const revokedBefore = (minute: number): AccessTokensRevoked => ({
+  it('counts versions for resets and changes stored before events carried them', () => {
+    const { credentialsVersion: _dropped, ...legacy } = changed(7).data;
+    const old: PasswordChanged = { type: 'PasswordChanged.v1', data: legacy };
+    expect(given([opened, old, old]).state).toMatchObject({ credentialsVersion: 2 });
+    const revokedBefore: AccessTokensRevoked = {
       type: 'AccessTokensRevoked.v1',
-      data: { accountId: 'a-1', changeId: `c-${minute}`, revokedBefore: at(minute) },
-    });
-    expect(given([opened, changed(7), revokedBefore(3)]).state).toMatchObject({
-      accessTokensRevokedBefore: at(7),
-    });
-    expect(given([opened, changed(3), revokedBefore(7)]).state).toMatchObject({
-      accessTokensRevokedBefore: at(7),
-    });
+      data: { accountId: 'a-1', changeId: 'c-1', revokedBefore: at(9) },
+    };
+    expect(given([opened, old, revokedBefore]).state).toMatchObject({ credentialsVersion: 1 });
   });
 
   describe('completing a change (the saga)', () => {

@@ -27,11 +27,11 @@ const open = (email: unknown, roles: ('user' | 'admin')[] = []) => ({
   passwordHash: '$argon2id$hash',
   now: T0,
 });
-const issued: AccessTokenIssued = {
+const legacyIssued: AccessTokenIssued = {
   type: 'AccessTokenIssued.v1',
   data: { accountId: 'a-1', tokenId: 't-1', issuedAt: T0, expiresAt: '2026-11-22T10:15:00.000Z' },
 };
-const revoked: AccessTokenRevoked = {
+const legacyRevoked: AccessTokenRevoked = {
   type: 'AccessTokenRevoked.v1',
   data: { accountId: 'a-1', tokenId: 't-1', revokedAt: T0 },
 };
@@ -55,30 +55,12 @@ describe('Account', () => {
 
   it('answers not found for an account with no events', () => {
     given([])
-      .when({ type: 'RevokeAccessToken', tokenId: 't-1', now: T0 })
+      .when({ type: 'ChangePassword', passwordHash: 'h', verifiedPasswordHash: 'h', now: T0 })
       .thenFails(NotFoundError, { message: 'Account not found' });
   });
 
-  it('issues access tokens only for an open account', () => {
-    const command = {
-      type: 'IssueAccessToken' as const,
-      tokenId: 't-1',
-      now: T0,
-      expiresAt: issued.data.expiresAt,
-    };
-    given([opened]).when(command).then([issued]);
-    given([]).when(command).thenThrows(NotFoundError);
-  });
-
-  it('revokes a token once; revoking it again changes nothing', () => {
-    const command = { type: 'RevokeAccessToken' as const, tokenId: 't-1', now: T0 };
-    given([opened, issued]).when(command).then([revoked]);
-    given([opened, issued, revoked]).when(command).then([]);
-  });
-
-  it('keeps revoked token ids in its state', () => {
-    const state = given([opened, issued, revoked]).state;
-    expect(state.exists && [...state.revokedTokenIds]).toEqual(['t-1']);
+  it('holds nothing of the token events stored before sessions had streams of their own', () => {
+    expect(given([opened, legacyIssued, legacyRevoked]).state).toEqual(given([opened]).state);
   });
 });
 

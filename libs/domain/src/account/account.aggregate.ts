@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { AlreadyExistsError, DomainError, NotFoundError, ValidationError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
 import { checkEmail, isFieldError } from '../shared/values';
-import { AccountEvent, Role } from './account.events';
+import { AccountEvent, PasswordChanged, PasswordReset, Role } from './account.events';
 
 export interface ResetToken {
   hash: string;
@@ -18,10 +18,11 @@ export interface Account {
   userId: string;
   roles: Role[];
   passwordHash: string;
-  /** Ids of access tokens revoked one by one (DELETE /api/v1/account/tokens/current). */
-  revokedTokenIds: ReadonlySet<string>;
-  /** Access tokens issued at or before this instant are revoked (set by a password change). */
-  accessTokensRevokedBefore: string | null;
+  /**
+   * Incremented by every reset and change: tokens and requests authenticated against an older
+   * version are revoked. Versions, not instants, so that no host's clock decides.
+   */
+  credentialsVersion: number;
   /** When the password last changed: reset tokens issued before it are void. */
   passwordChangedAt: string | null;
   resetTokens: ReadonlyMap<string, ResetToken>;
@@ -64,19 +65,6 @@ export interface OpenAccount {
   roles: Role[];
   /** Argon2id hash: hashing is slow and async, so it happens before decide. */
   passwordHash: string;
-  now: string;
-}
-
-export interface IssueAccessToken {
-  type: 'IssueAccessToken';
-  tokenId: string;
-  now: string;
-  expiresAt: string;
-}
-
-export interface RevokeAccessToken {
-  type: 'RevokeAccessToken';
-  tokenId: string;
   now: string;
 }
 
@@ -127,8 +115,6 @@ export interface RecordPasswordChangeNotice {
 
 export type AccountCommand =
   | OpenAccount
-  | IssueAccessToken
-  | RevokeAccessToken
   | IssueResetToken
   | RecordResetEmailSent
   | ResetPassword
@@ -179,21 +165,6 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
   const account = requireAccount(state);
   const accountId = account.id;
   switch (command.type) {
-    case 'IssueAccessToken':
-      return [
-        {
-          type: 'AccessTokenIssued.v1',
-          data: { accountId, tokenId: command.tokenId, issuedAt: command.now, expiresAt: command.expiresAt },
-        },
-      ];
-    case 'RevokeAccessToken':
-      if (account.revokedTokenIds.has(command.tokenId)) return [];
-      return [
-        {
-          type: 'AccessTokenRevoked.v1',
-          data: { accountId, tokenId: command.tokenId, revokedAt: command.now },
-        },
-      ];
     case 'IssueResetToken':
       return [
         {
@@ -229,7 +200,13 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
       return [
         {
           type: 'PasswordReset.v1',
-          data: { accountId, tokenId: match, passwordHash: command.passwordHash, resetAt: command.now },
+          data: {
+            accountId,
+            tokenId: match,
+            passwordHash: command.passwordHash,
+            resetAt: command.now,
+            credentialsVersion: account.credentialsVersion + 1,
+          },
         },
       ];
     }
@@ -239,7 +216,12 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
       return [
         {
           type: 'PasswordChanged.v1',
-          data: { accountId, passwordHash: command.passwordHash, changedAt: command.now },
+          data: {
+            accountId,
+            passwordHash: command.passwordHash,
+            changedAt: command.now,
+            credentialsVersion: account.credentialsVersion + 1,
+          },
         },
       ];
     case 'CompletePasswordChange': {
@@ -270,8 +252,14 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
   }
 }
 
-const later = (current: string | null, candidate: string): string =>
-  current !== null && Date.parse(current) >= Date.parse(candidate) ? current : candidate;
+/**
+ * The credentials version after a reset or change: the event's own, or for those stored before
+ * events carried it, one more than the version before. The one rule both the account and the
+ * sessions that check tokens apply.
+ */
+export function credentialsVersionAfter(previous: number, event: PasswordReset | PasswordChanged): number {
+  return event.data.credentialsVersion ?? previous + 1;
+}
 
 export function evolveAccount(state: AccountState, event: AccountEvent): AccountState {
   if (event.type === 'AccountOpened.v1') {
@@ -282,8 +270,7 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       userId: event.data.userId,
       roles: event.data.roles,
       passwordHash: event.data.passwordHash,
-      revokedTokenIds: new Set(),
-      accessTokensRevokedBefore: null,
+      credentialsVersion: 0,
       passwordChangedAt: null,
       resetTokens: new Map(),
       resetRequestsMailed: new Set(),
@@ -293,10 +280,11 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
   }
   if (!state.exists) return state;
   switch (event.type) {
+    // Stored before sessions had streams of their own; tokens of that time no longer verify.
     case 'AccessTokenIssued.v1':
-      return state;
     case 'AccessTokenRevoked.v1':
-      return { ...state, revokedTokenIds: new Set([...state.revokedTokenIds, event.data.tokenId]) };
+    case 'AccessTokensRevoked.v1':
+      return state;
     case 'ResetTokenIssued.v1':
       return {
         ...state,
@@ -318,7 +306,7 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
         resetTokens,
         passwordHash: event.data.passwordHash,
         passwordChangedAt: event.data.resetAt,
-        accessTokensRevokedBefore: later(state.accessTokensRevokedBefore, event.data.resetAt),
+        credentialsVersion: credentialsVersionAfter(state.credentialsVersion, event),
       };
     }
     case 'PasswordChanged.v1':
@@ -326,15 +314,10 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
         ...state,
         passwordHash: event.data.passwordHash,
         passwordChangedAt: event.data.changedAt,
-        accessTokensRevokedBefore: later(state.accessTokensRevokedBefore, event.data.changedAt),
+        credentialsVersion: credentialsVersionAfter(state.credentialsVersion, event),
       };
     case 'ResetTokensInvalidated.v1':
       return { ...state, changesCompleted: new Set([...state.changesCompleted, event.data.changeId]) };
-    case 'AccessTokensRevoked.v1':
-      return {
-        ...state,
-        accessTokensRevokedBefore: later(state.accessTokensRevokedBefore, event.data.revokedBefore),
-      };
     case 'PasswordChangeNoticeSent.v1':
       return { ...state, changesNotified: new Set([...state.changesNotified, event.data.changeId]) };
   }

@@ -7,12 +7,13 @@ export type AccountOpened = DomainEvent<
   { accountId: string; email: string; userId: string; roles: Role[]; passwordHash: string; openedAt: string }
 >;
 
-/** Access tokens are signed, not stored: the event keeps only the token's id and lifetime. */
+/** Stored before sessions had streams of their own (SessionTokenIssued.v1); no longer written. */
 export type AccessTokenIssued = DomainEvent<
   'AccessTokenIssued.v1',
   { accountId: string; tokenId: string; issuedAt: string; expiresAt: string }
 >;
 
+/** Stored before sessions had streams of their own (SessionEnded.v1); no longer written. */
 export type AccessTokenRevoked = DomainEvent<
   'AccessTokenRevoked.v1',
   { accountId: string; tokenId: string; revokedAt: string }
@@ -39,12 +40,19 @@ export type PasswordResetEmailSent = DomainEvent<
 /** The password was replaced through reset token `tokenId`, which is now used. */
 export type PasswordReset = DomainEvent<
   'PasswordReset.v1',
-  { accountId: string; tokenId: string; passwordHash: string; resetAt: string }
+  {
+    accountId: string;
+    tokenId: string;
+    passwordHash: string;
+    resetAt: string;
+    /** The account's credentials version from now on; absent on events stored before it was. */
+    credentialsVersion?: number;
+  }
 >;
 
 export type PasswordChanged = DomainEvent<
   'PasswordChanged.v1',
-  { accountId: string; passwordHash: string; changedAt: string }
+  { accountId: string; passwordHash: string; changedAt: string; credentialsVersion?: number }
 >;
 
 /** Reset tokens still outstanding when the password changed (`changeId`: that event's id). */
@@ -53,7 +61,10 @@ export type ResetTokensInvalidated = DomainEvent<
   { accountId: string; changeId: string; tokenIds: string[] }
 >;
 
-/** Every access token issued up to `revokedBefore` stops working. */
+/**
+ * Recorded for the audit: tokens of older credentials stopped working with the change itself,
+ * by its credentials version (the instant is the writer's clock, never compared).
+ */
 export type AccessTokensRevoked = DomainEvent<
   'AccessTokensRevoked.v1',
   { accountId: string; changeId: string; revokedBefore: string }

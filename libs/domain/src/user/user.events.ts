@@ -1,4 +1,5 @@
 import { DomainEvent } from '../shared/event';
+import { ClientFields } from './user.fields';
 
 /** As first written: `createdon` is any ISO 8601 text (second precision, offsets). Read as v2. */
 export type UserRegisteredV1 = DomainEvent<
@@ -9,13 +10,13 @@ export type UserRegisteredV1 = DomainEvent<
 /** `createdon` is RFC 3339 UTC with milliseconds, exactly as toISOString() writes it. */
 export type UserRegistered = DomainEvent<
   'UserRegistered.v2',
-  { userId: string; accountId: string | null; name: string; age: number; createdon: string }
+  { userId: string; accountId: string | null } & ClientFields & { createdon: string }
 >;
 
 /** `changes` holds only the fields whose value really changed. */
 export type UserPatched = DomainEvent<
   'UserPatched.v1',
-  { userId: string; changes: { name?: string; age?: number }; modifiedon: string }
+  { userId: string; changes: Partial<ClientFields>; modifiedon: string }
 >;
 
 export type UserEvent = UserRegistered | UserPatched;

@@ -10,11 +10,16 @@ import {
   CustomerPage,
   CustomerPageJson,
   DocumentChange,
+  PageQuery,
   ReadStore,
   UserDocument,
+  userDocumentFields,
+  UserPage,
 } from '../read-store.port';
+import { withUserChange } from '../projections/users.projection';
 import { validateChanges, validateListQuery, validatePosition } from '../read-store-validation';
 import { CustomerColumns } from './customer-columns';
+import { UserOrder } from './user-order';
 
 interface StoredUser {
   doc: Partial<UserDocument>;
@@ -31,6 +36,7 @@ const YIELD_EVERY = 10_000;
 export class MemoryReadStore extends ReadStore {
   private customers = new CustomerColumns();
   private users = new Map<string, StoredUser>();
+  private userOrder = new UserOrder();
   private readonly checkpoints = new Map<string, Position>();
   private closed = false;
 
@@ -80,6 +86,17 @@ export class MemoryReadStore extends ReadStore {
     });
   }
 
+  listUsers(query: PageQuery): Promise<UserPage> {
+    return settle(() => {
+      this.assertOpen();
+      validateListQuery(query);
+      const items = this.userOrder
+        .slice(query.offset, query.limit)
+        .map((id) => userView(id, this.users.get(id)!.doc));
+      return { items, total: this.userOrder.size };
+    });
+  }
+
   async *documents<C extends CollectionName>(collection: C): AsyncGenerator<Collections[C]['doc']> {
     this.assertOpen();
     let count = 0;
@@ -118,11 +135,13 @@ export class MemoryReadStore extends ReadStore {
     if (live !== undefined && (built === undefined || comparePositions(live, built) > 0)) return false;
     this.customers = generation.customers;
     this.users = generation.users;
+    this.userOrder = generation.userOrder;
     if (built === undefined) this.checkpoints.delete(checkpoint);
     else this.checkpoints.set(checkpoint, built);
     generation.closed = true;
     generation.customers = new CustomerColumns();
     generation.users = new Map();
+    generation.userOrder = new UserOrder();
     generation.checkpoints.clear();
     return true;
   }
@@ -136,6 +155,7 @@ export class MemoryReadStore extends ReadStore {
     // Lets the memory go even while something still holds the store.
     this.customers = new CustomerColumns();
     this.users.clear();
+    this.userOrder = new UserOrder();
     this.checkpoints.clear();
     return Promise.resolve();
   }
@@ -153,12 +173,12 @@ export class MemoryReadStore extends ReadStore {
   private applyUser(id: string, position: Position, set: Partial<UserDocument>): void {
     const stored = this.users.get(id);
     if (stored !== undefined && comparePositions(stored.position, position) >= 0) return;
-    const doc = stored?.doc ?? {};
-    // Field by field: only the document's own fields are ever copied from a change.
-    if (set.name !== undefined) doc.name = set.name;
-    if (set.age !== undefined) doc.age = set.age;
-    if (set.createdon !== undefined) doc.createdon = set.createdon;
-    if (set.modifiedon !== undefined) doc.modifiedon = set.modifiedon;
+    const doc = withUserChange(stored?.doc ?? {}, set);
+    // Its place in the list moves only when createdon does: once, when the user registers.
+    if (stored === undefined || doc.createdon !== stored.doc.createdon) {
+      if (stored !== undefined) this.userOrder.remove(id, stored.doc.createdon);
+      this.userOrder.insert(id, doc.createdon);
+    }
     this.users.set(id, { doc, position: copyPosition(position) });
   }
 
@@ -174,12 +194,7 @@ function settle<T>(work: () => T): Promise<T> {
 
 /** A copy in the document's field order, leaving out fields never set. */
 function userView(id: string, doc: Partial<UserDocument>): UserDocument {
-  const view: Partial<UserDocument> = { id };
-  if (doc.name !== undefined) view.name = doc.name;
-  if (doc.age !== undefined) view.age = doc.age;
-  if (doc.createdon !== undefined) view.createdon = doc.createdon;
-  if (doc.modifiedon !== undefined) view.modifiedon = doc.modifiedon;
-  return view as UserDocument;
+  return { id, ...userDocumentFields(doc) } as UserDocument;
 }
 
 function copyPosition(position: Position): Position {

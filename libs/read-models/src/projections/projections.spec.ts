@@ -1,7 +1,7 @@
 import { position, RecordedEvent } from '@chronicle/event-store';
 import { ALL_PROJECTIONS } from './all-projections';
 import { customersProjection } from './customers.projection';
-import { usersProjection } from './users.projection';
+import { foldUserDocument, usersProjection } from './users.projection';
 
 function recorded(type: string, data: Record<string, unknown>, at = 7): RecordedEvent {
   return {
@@ -33,8 +33,10 @@ const userRegistered = recorded('UserRegistered.v2', {
   age: 36,
   createdon: '2026-11-22T09:15:00.000Z',
 });
-const patch = (changes: Record<string, unknown>) =>
-  recorded('UserPatched.v1', { userId: 'u-1', changes, modifiedon: '2026-11-23T10:00:00.000Z' }, 9);
+const patch = (changes: Record<string, unknown>, revision = 3): RecordedEvent => ({
+  ...recorded('UserPatched.v1', { userId: 'u-1', changes, modifiedon: '2026-11-23T10:00:00.000Z' }, 9),
+  revision,
+});
 
 /** Events of every other kind: no read model is built from them. */
 const unrelated = [
@@ -84,6 +86,7 @@ describe('usersProjection', () => {
           age: 36,
           createdon: '2026-11-22T09:15:00.000Z',
           modifiedon: '2026-11-22T09:15:00.000Z',
+          revision: 0,
         },
       },
     ]);
@@ -95,13 +98,14 @@ describe('usersProjection', () => {
         collection: 'users',
         id: 'u-1',
         position: position(9, 8),
-        set: { age: 37, modifiedon: '2026-11-23T10:00:00.000Z' },
+        set: { age: 37, modifiedon: '2026-11-23T10:00:00.000Z', revision: 3 },
       },
     ]);
     expect(usersProjection.project(patch({ name: 'Ada L.', age: 0 }))[0].set).toEqual({
       name: 'Ada L.',
       age: 0,
       modifiedon: '2026-11-23T10:00:00.000Z',
+      revision: 3,
     });
   });
 
@@ -111,7 +115,7 @@ describe('usersProjection', () => {
     );
 
     expect(change.id).toBe('u-1');
-    expect(change.set).toEqual({ name: 'Eve', modifiedon: '2026-11-23T10:00:00.000Z' });
+    expect(change.set).toEqual({ name: 'Eve', modifiedon: '2026-11-23T10:00:00.000Z', revision: 3 });
   });
 
   it.each([...unrelated, customerRegistered].map((event) => [event.type, event]))(
@@ -120,6 +124,46 @@ describe('usersProjection', () => {
       expect(usersProjection.project(event)).toEqual([]);
     },
   );
+});
+
+describe('foldUserDocument', () => {
+  const registeredDoc = {
+    id: 'u-1',
+    name: 'Ada',
+    age: 36,
+    createdon: '2026-11-22T09:15:00.000Z',
+    modifiedon: '2026-11-22T09:15:00.000Z',
+    revision: 0,
+  };
+
+  it('builds the document from the whole stream, as the projection would', () => {
+    expect(foldUserDocument('u-1', null, [userRegistered, patch({ age: 37 }, 1)])).toEqual({
+      ...registeredDoc,
+      age: 37,
+      modifiedon: '2026-11-23T10:00:00.000Z',
+      revision: 1,
+    });
+  });
+
+  it('brings a stored document up to date with the events after it, in their order', () => {
+    const folded = foldUserDocument('u-1', registeredDoc, [
+      patch({ age: 40 }, 1),
+      patch({ name: 'Ada L.' }, 2),
+    ]);
+    expect(folded).toEqual({
+      ...registeredDoc,
+      name: 'Ada L.',
+      age: 40,
+      modifiedon: '2026-11-23T10:00:00.000Z',
+      revision: 2,
+    });
+    expect(Object.keys(folded!)).toEqual(['id', 'name', 'age', 'createdon', 'modifiedon', 'revision']);
+  });
+
+  it('keeps a document no event followed, and knows no user without document or event', () => {
+    expect(foldUserDocument('u-1', registeredDoc, [])).toEqual(registeredDoc);
+    expect(foldUserDocument('u-1', null, [])).toBeNull();
+  });
 });
 
 describe('ALL_PROJECTIONS', () => {

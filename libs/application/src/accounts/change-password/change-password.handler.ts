@@ -1,6 +1,13 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { accountDecider, accountStreamName, NotFoundError, PasswordChanged } from '@chronicle/domain';
+import {
+  accountDecider,
+  accountStreamName,
+  credentialsVersionAfter,
+  NotFoundError,
+  PasswordChanged,
+} from '@chronicle/domain';
 import { WrongPasswordError } from '../../shared/application-errors';
+import { AttemptLimits } from '../../shared/attempt-limits';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { PasswordHasher } from '../../shared/security.ports';
 import { hashNewPassword } from '../new-password';
@@ -12,18 +19,24 @@ export class ChangePasswordHandler implements ICommandHandler<ChangePasswordComm
   constructor(
     private readonly repository: EventSourcedRepository,
     private readonly hasher: PasswordHasher,
+    private readonly limits: AttemptLimits,
   ) {}
 
   async execute({
     principal,
     oldPassword,
     newPassword,
+    client,
     context,
   }: ChangePasswordCommand): Promise<PasswordChangeResult> {
     const stream = accountStreamName(principal.accountId);
     const { state, revision } = await this.repository.load(accountDecider, stream);
     if (!state.exists || revision === null) throw new NotFoundError('Account');
-    if (!(await this.hasher.verify(state.passwordHash, oldPassword))) throw new WrongPasswordError();
+    // A wrong `old` is a failed password check like a wrong Basic password: the same limits.
+    const proved = await this.limits.passwordCheck(client, state.email, async () =>
+      (await this.hasher.verify(state.passwordHash, oldPassword)) ? true : null,
+    );
+    if (!proved) throw new WrongPasswordError();
     const passwordHash = await hashNewPassword(this.hasher, newPassword, state.email);
     // Decided again on fresh state after any conflict, reusing this hash: only a change of the
     // password `old` was checked against stops it, never another write to the account.
@@ -39,6 +52,10 @@ export class ChangePasswordHandler implements ICommandHandler<ChangePasswordComm
       context,
     );
     const [changed] = result.events as PasswordChanged[];
-    return { accountId: principal.accountId, changedAt: changed.data.changedAt, position: result.position };
+    return {
+      accountId: principal.accountId,
+      credentialsVersion: credentialsVersionAfter(state.credentialsVersion, changed),
+      position: result.position,
+    };
   }
 }

@@ -4,8 +4,8 @@ import { CommandContext } from '../../shared/command-context';
 
 export interface PasswordChangeResult {
   accountId: string;
-  /** The instant of the change: access tokens issued up to then no longer work. */
-  changedAt: string;
+  /** The account's credentials version after the change: tokens of older ones no longer work. */
+  credentialsVersion: number;
   position: Position | null;
 }
 

@@ -1,5 +1,11 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { accountDecider, accountStreamName, InvalidResetTokenError, PasswordReset } from '@chronicle/domain';
+import {
+  accountDecider,
+  accountStreamName,
+  credentialsVersionAfter,
+  InvalidResetTokenError,
+  PasswordReset,
+} from '@chronicle/domain';
 import { Clock } from '../../shared/clock';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { PasswordHasher } from '../../shared/security.ports';
@@ -49,6 +55,10 @@ export class CompletePasswordResetHandler implements ICommandHandler<
       context,
     );
     const [reset] = result.events as PasswordReset[];
-    return { accountId: parsed.accountId, changedAt: reset.data.resetAt, position: result.position };
+    return {
+      accountId: parsed.accountId,
+      credentialsVersion: credentialsVersionAfter(state.credentialsVersion, reset),
+      position: result.position,
+    };
   }
 }

@@ -3,12 +3,12 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import {
   accountDecider,
   accountStreamName,
-  checkAge,
   checkEmail,
-  checkName,
   checkPassword,
+  ClientFields,
   FieldError,
   isFieldError,
+  parseClientFields,
   Role,
   userDecider,
   userStreamName,
@@ -29,14 +29,17 @@ export class OpenAccountHandler implements ICommandHandler<OpenAccountCommand, O
 
   async execute(command: OpenAccountCommand): Promise<OpenAccountResult> {
     const email = checkEmail('email', command.email);
-    const errors: FieldError[] = [
-      email,
-      checkName('name', command.name),
-      checkAge('age', command.age),
-    ].filter(isFieldError);
+    const errors: FieldError[] = isFieldError(email) ? [email] : [];
+    let fields: ClientFields | undefined;
+    try {
+      fields = parseClientFields({ name: command.name, age: command.age }, 'all');
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      errors.push(...error.errors);
+    }
     const passwordError = isFieldError(email) ? null : checkPassword('password', command.password, email);
     if (passwordError) errors.push(passwordError);
-    if (isFieldError(email) || errors.length > 0) throw new ValidationError(errors);
+    if (isFieldError(email) || fields === undefined || errors.length > 0) throw new ValidationError(errors);
 
     const roles: Role[] = command.admin ? ['user', 'admin'] : ['user'];
     const accountId = randomUUID();
@@ -52,8 +55,7 @@ export class OpenAccountHandler implements ICommandHandler<OpenAccountCommand, O
         type: 'RegisterUser' as const,
         userId,
         accountId,
-        name: command.name,
-        age: command.age,
+        fields,
         now: now.toISOString(),
       }),
       command.context,

@@ -1,5 +1,5 @@
 import { Command } from '@nestjs/cqrs';
-import { User } from '@chronicle/domain';
+import { ClientFields, User } from '@chronicle/domain';
 import { Position } from '@chronicle/event-store';
 import { CommandContext } from '../../shared/command-context';
 import { Principal } from '../../shared/principal';
@@ -9,7 +9,7 @@ export interface PatchUserResult {
   /** The stream revision after the patch: the user's version (ETag). */
   revision: number;
   /** The members the patch named, with their stored values (the fragment representation). */
-  patched: { name?: string; age?: number };
+  patched: Partial<ClientFields>;
   /** Where the change landed; null when the patch changed nothing. */
   position: Position | null;
 }

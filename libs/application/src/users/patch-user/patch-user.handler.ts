@@ -1,5 +1,5 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { NotFoundError, userDecider, userStreamName, validateUserPatch } from '@chronicle/domain';
+import { NotFoundError, parseClientFields, userDecider, userStreamName } from '@chronicle/domain';
 import { ForbiddenError } from '../../shared/application-errors';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { isAdmin } from '../../shared/principal';
@@ -14,11 +14,12 @@ export class PatchUserHandler implements ICommandHandler<PatchUserCommand, Patch
     if (!isAdmin(principal) && principal.userId !== userId) {
       throw new ForbiddenError('You may change only your own user');
     }
-    const patched = validateUserPatch(patch);
+    // Parsed before the user is looked for: an invalid patch is refused the same for everyone.
+    const patched = parseClientFields(patch, 'patch');
     const result = await this.repository.handle(
       userDecider,
       userStreamName(userId),
-      (_state, now) => ({ type: 'PatchUser' as const, patch, now: now.toISOString() }),
+      (_state, now) => ({ type: 'PatchUser' as const, values: patched, now: now.toISOString() }),
       context,
       { ifMatch },
     );

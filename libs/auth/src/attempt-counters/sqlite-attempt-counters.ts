@@ -1,0 +1,77 @@
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { AttemptCounters } from '@chronicle/application';
+
+export const LIMITS_FILE = 'limits.db';
+
+/**
+ * Attempt counters of the embedded default, in `DATA_DIR/limits.db`: kept across restarts and
+ * shared by every process on the data directory. A row per key and window; rows of past windows
+ * are deleted as the windows turn.
+ */
+export class SqliteAttemptCounters extends AttemptCounters {
+  private db: Database.Database | null = null;
+  private statements: {
+    add: Database.Statement;
+    remove: Database.Statement;
+    prune: Database.Statement;
+  } | null = null;
+  /** The window whose predecessors were last pruned. */
+  private prunedBefore = 0;
+
+  constructor(private readonly dataDir: string) {
+    super();
+  }
+
+  // Rows are dropped by window, not by their expiry: windows turn at the same instants everywhere.
+  add(key: string, window: number, _expiresAt?: number): Promise<number> {
+    const statements = this.open();
+    if (window > this.prunedBefore) {
+      statements.prune.run(window);
+      this.prunedBefore = window;
+    }
+    const row = statements.add.get(key, window) as { count: number };
+    return Promise.resolve(row.count);
+  }
+
+  remove(key: string, window: number): Promise<void> {
+    this.open().remove.run(key, window);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.db?.close();
+    this.db = null;
+    this.statements = null;
+    return Promise.resolve();
+  }
+
+  /** Opened on first use: processes that never count (the CLI, the projector) create nothing. */
+  private open() {
+    if (this.statements) return this.statements;
+    mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
+    const file = join(this.dataDir, LIMITS_FILE);
+    // Private from its creation, like events.db: the keys name clients and hashed addresses.
+    closeSync(openSync(file, 'a', 0o600));
+    const db = new Database(file, { timeout: 10_000 });
+    db.pragma('journal_mode = WAL');
+    // A count lost to a power cut only lets a few more attempts through: no fsync per attempt.
+    db.pragma('synchronous = NORMAL');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS attempts (key TEXT NOT NULL, window INTEGER NOT NULL, count INTEGER NOT NULL, ' +
+        'PRIMARY KEY (key, window)) WITHOUT ROWID',
+    );
+    db.exec('CREATE INDEX IF NOT EXISTS attempts_by_window ON attempts (window)');
+    this.db = db;
+    this.statements = {
+      add: db.prepare(
+        'INSERT INTO attempts (key, window, count) VALUES (?, ?, 1) ' +
+          'ON CONFLICT (key, window) DO UPDATE SET count = count + 1 RETURNING count',
+      ),
+      remove: db.prepare('UPDATE attempts SET count = count - 1 WHERE key = ? AND window = ? AND count > 0'),
+      prune: db.prepare('DELETE FROM attempts WHERE window < ?'),
+    };
+    return this.statements;
+  }
+}

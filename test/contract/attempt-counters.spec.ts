@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AttemptCounters } from '@chronicle/application';
+import { MongoAttemptCounters } from '../../libs/auth/src/attempt-counters/mongo-attempt-counters';
+import { SqliteAttemptCounters } from '../../libs/auth/src/attempt-counters/sqlite-attempt-counters';
+import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
+
+const WINDOW_MS = 900_000;
+const end = (window: number) => (window + 1) * WINDOW_MS;
+
+/** What the limits rely on, from either adapter: shared counts per key and window. */
+function contract(name: string, open: () => Promise<{ counters: AttemptCounters; other: AttemptCounters }>) {
+  describe(`${name} attempt counters`, () => {
+    let counters: AttemptCounters;
+    let other: AttemptCounters;
+
+    beforeEach(async () => {
+      ({ counters, other } = await open());
+    });
+    afterEach(async () => {
+      await counters.close();
+      await other.close();
+    });
+
+    it('count per key and window, shared by every instance on the same store', async () => {
+      expect(await counters.add('login-account:a', 10, end(10))).toBe(1);
+      expect(await other.add('login-account:a', 10, end(10))).toBe(2);
+      expect(await counters.add('login-account:b', 10, end(10))).toBe(1);
+      expect(await counters.add('login-account:a', 11, end(11))).toBe(1);
+      expect(await other.add('login-account:a', 11, end(11))).toBe(2);
+    });
+
+    it('count parallel attempts, each at least once', async () => {
+      const counts = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? counters : other).add('login-client:c', 10, end(10))),
+      );
+      expect(Math.max(...counts)).toBe(20);
+      expect(await counters.add('login-client:c', 10, end(10))).toBe(21);
+    });
+
+    it('take an attempt back, never below zero', async () => {
+      await counters.add('k', 10, end(10));
+      await counters.add('k', 10, end(10));
+      await other.remove('k', 10);
+      await other.remove('k', 10);
+      await other.remove('k', 10);
+      await other.remove('unknown', 10);
+      expect(await counters.add('k', 10, end(10))).toBe(1);
+    });
+  });
+}
+
+contract('SQLite', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'attempt-counters-'));
+  const counters = new SqliteAttemptCounters(dir);
+  const other = new SqliteAttemptCounters(dir);
+  const close = counters.close.bind(counters);
+  counters.close = async () => {
+    await close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return Promise.resolve({ counters, other });
+});
+
+let mongo: MongoDouble;
+let databases = 0;
+beforeAll(async () => {
+  mongo = await startMongoDouble();
+});
+afterAll(() => mongo.stop());
+
+contract('MongoDB', () => {
+  const uri = new URL(mongo.uri);
+  uri.pathname = `/counters${++databases}`;
+  return Promise.resolve({
+    counters: new MongoAttemptCounters(uri.toString()),
+    other: new MongoAttemptCounters(uri.toString()),
+  });
+});
+
+describe('bounded state', () => {
+  it('SQLite: counters of past windows go when a later window is counted, and counts outlive the process', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attempt-counters-'));
+    try {
+      const counters = new SqliteAttemptCounters(dir);
+      for (let i = 0; i < 50; i++) await counters.add(`login-account:${i}`, 10, end(10));
+      await counters.close();
+
+      const reopened = new SqliteAttemptCounters(dir);
+      expect(await reopened.add('login-account:0', 10, end(10))).toBe(2);
+      expect(await reopened.add('login-account:0', 11, end(11))).toBe(1);
+      const rows = (reopened as unknown as { db: { prepare(sql: string): { all(): unknown[] } } }).db
+        .prepare('SELECT key, window, count FROM attempts')
+        .all();
+      expect(rows).toEqual([{ key: 'login-account:0', window: 11, count: 1 }]);
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('MongoDB: a prune deletes the counters of windows that are over', async () => {
+    const uri = new URL(mongo.uri);
+    uri.pathname = '/prune';
+    const counters = new MongoAttemptCounters(uri.toString());
+    try {
+      await counters.add('a', 10, end(10));
+      await counters.add('b', 11, end(11));
+      await counters.prune(end(10));
+      expect(await counters.add('a', 10, end(10))).toBe(1);
+      expect(await counters.add('b', 11, end(11))).toBe(2);
+    } finally {
+      await counters.close();
+    }
+  });
+});
