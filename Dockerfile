@@ -1,4 +1,13 @@
-FROM node:20-bookworm-slim AS build
+# One image for the API (the default command) and the projector (`node dist/apps/projector/src/main.js`).
+#
+# Base: Node.js 22 LTS (supported until 2027-04-30); Node 20 has been end-of-life since 2026-04-30.
+# NOT YET PINNED BY DIGEST: no container registry was reachable where this file was written, so no
+# real digest could be read. Before a release, pin it, for example:
+#   docker buildx imagetools inspect node:22-bookworm-slim --format '{{json .Manifest.Digest}}'
+# then build with --build-arg NODE_IMAGE=node:22-bookworm-slim@sha256:<that digest> (or write it here).
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
@@ -8,7 +17,7 @@ COPY apps apps
 COPY libs libs
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/node_modules node_modules
@@ -17,6 +26,9 @@ COPY package.json ./
 # DATA_DIR: owned by the unprivileged user, so a fresh named volume mounted here is writable too.
 RUN mkdir /data && chown node:node /data
 USER node
-EXPOSE 3000
-# The API; the projector runs from the same image: node dist/apps/projector/src/main.js
+# 3000: the API. 9464: the operator's listener (/metrics; the projector's /health/*), never published.
+EXPOSE 3000 9464
+# The API's readiness; the projector's container overrides it (docker-compose.yml).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "dist/apps/api/src/main.js"]

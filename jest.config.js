@@ -49,6 +49,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
       setupFiles: ['<rootDir>/test/e2e/support/doubles-backend.setup.ts'],
     },
+    // The compose stack's and the image's rules, read from the files (nothing here runs Docker).
+    { ...common, displayName: 'deploy', testMatch: ['<rootDir>/test/deploy/**/*.spec.ts'] },
     // Against real servers only (issue 18); skipped, saying why, without EVENTSTORE_URL / MONGODB_URI.
     { ...common, displayName: 'real-servers', testMatch: ['<rootDir>/test/real-servers/**/*.spec.ts'] },
     // The suites that follow subscriptions, on a double with every checkpoint quirk of real

@@ -52,7 +52,14 @@ export async function freePort(): Promise<number> {
 
 /** The environment every Chronicle process of the bench gets: embedded default, quiet logs. */
 export function chronicleEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extra };
+  // No metrics listener: benchmarks may run servers side by side (the request histogram still counts).
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    METRICS_PORT: '0',
+    ...extra,
+  };
   delete env.EVENTSTORE_URL;
   delete env.MONGODB_URI;
   delete env.SMTP_URL;

@@ -180,7 +180,11 @@ describe('audit of the event history', () => {
       headers: { authorization: basic(admin) },
     });
     expect(response.status).toBe(200);
-    const status = (await response.json()) as { head: string; projections: Array<Record<string, any>> };
+    const status = (await response.json()) as {
+      head: string;
+      projections: Array<Record<string, any>>;
+      sagas: Array<Record<string, any>>;
+    };
     expect(status.projections.map((projection) => projection.name)).toEqual(['customers', 'users']);
     for (const projection of status.projections) {
       expect(projection).toEqual({
@@ -188,8 +192,12 @@ describe('audit of the event history', () => {
         checkpoint: status.head,
         lag: 0,
         lagExact: true,
+        lagSeconds: 0,
       });
     }
+    expect(status.sagas).toEqual([
+      expect.objectContaining({ name: 'saga:password', lagExact: true, lagSeconds: expect.any(Number) }),
+    ]);
     const forbidden = await fetch(`${subject.url}/api/v1/admin/projections`, {
       headers: { authorization: basic(member) },
     });

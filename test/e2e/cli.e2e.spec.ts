@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliCommand, jsonLines as json, runCliProcess as cli, runCliWithInput } from './support/cli-process';
-import { basic, newDataDir, startTestApp } from './support/test-app';
+import { basic, E2E_BACKEND, newDataDir, startTestApp } from './support/test-app';
 
 describe('chronicle CLI', () => {
   const dataDir = newDataDir();
@@ -219,5 +219,129 @@ describe('chronicle CLI', () => {
     const result = await cli(dataDir, 'customers', 'create', '--name', '', '--email', 'nope');
     expect(result.code).toBe(1);
     expect(json(result.stderr)[0].error).toBe('validation-error');
+  });
+
+  it('prints projections status: checkpoints, lag and head of each projection and saga', async () => {
+    const statusData = newDataDir();
+    const server = await startTestApp({ dataDir: statusData });
+    try {
+      await server.seedCustomers(20);
+      const result = await cli(statusData, 'projections', 'status');
+      expect(result.code).toBe(0);
+      const [status, ...others] = json(result.stdout);
+      expect(others).toEqual([]);
+      expect(status.head).toEqual(expect.stringMatching(/^\d+(:\d+)?$/));
+      const caughtUp = {
+        checkpoint: status.head,
+        lag: 0,
+        lagExact: true,
+        lagSeconds: 0,
+      };
+      expect(status.projections).toEqual([
+        { name: 'customers', ...caughtUp },
+        { name: 'users', ...caughtUp },
+      ]);
+      expect(status.sagas).toEqual([
+        expect.objectContaining({ name: 'saga:password', lag: expect.any(Number), lagExact: true }),
+      ]);
+    } finally {
+      await server.stop();
+    }
+    const stopped = await cli(statusData, 'projections', 'status');
+    if (E2E_BACKEND === 'embedded') {
+      // The in-memory read models went with the server.
+      expect(stopped.code).toBe(1);
+      expect(json(stopped.stderr)[0].error).toBe('no-live-read-models');
+    } else {
+      // MongoDB keeps them: the status is read there.
+      expect(stopped.code).toBe(0);
+    }
+  });
+
+  describe('on a terminal', () => {
+    const terminalData = newDataDir();
+
+    /**
+     * Runs the CLI under script(1), so stderr is a terminal `columns` wide, with stdout sent to a
+     * file as a pipe would take it (or left on the terminal). Returns what the terminal showed
+     * and what the file got.
+     */
+    const onTerminal = async (args: string[], options: { columns?: number; stdoutToFile?: boolean } = {}) => {
+      const { command, env } = await cliCommand(terminalData, args);
+      const quote = (part: string) => `'${part.replace(/'/g, "'\\''")}'`;
+      const file = join(terminalData, `stdout-${Date.now()}.txt`);
+      const line =
+        `stty cols ${options.columns ?? 200}; ${command.map(quote).join(' ')}` +
+        (options.stdoutToFile === false ? '' : ` > ${quote(file)}`);
+      const { code, terminal } = await new Promise<{ code: number | null; terminal: string }>(
+        (resolve, reject) => {
+          const child = spawn('script', ['-qec', line, '/dev/null'], { env });
+          // Decoded whole: a chunk may end inside a character of the table's borders.
+          const seen: Buffer[] = [];
+          child.stdout.on('data', (chunk: Buffer) => seen.push(chunk));
+          child.on('error', reject);
+          child.on('close', (exitCode) =>
+            resolve({ code: exitCode, terminal: Buffer.concat(seen).toString('utf8') }),
+          );
+        },
+      );
+      const stdout = options.stdoutToFile === false ? '' : readFileSync(file, 'utf8');
+      return { code, terminal, stdout };
+    };
+    /** Frames of a progress bar, as the terminal redraws them. */
+    const frames = (terminal: string) =>
+      terminal
+        .split(/\r|\n/)
+        // eslint-disable-next-line no-control-regex
+        .map((frame) => frame.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '').trim())
+        .filter((frame) => /\d+%/.test(frame));
+
+    it('shows the progress of customers seed, ending at 100%, and keeps stdout to its JSON', async () => {
+      // A chunk of the seed command (2,000) and a part: progress before the end.
+      const seeded = await onTerminal(['customers', 'seed', '--count', '2500']);
+      expect(seeded.code).toBe(0);
+      expect(json(seeded.stdout)).toEqual([
+        { created: 2500, firstId: 1, lastId: 2500, seconds: expect.any(Number) },
+      ]);
+      const shown = frames(seeded.terminal);
+      expect(shown.length).toBeGreaterThanOrEqual(1);
+      expect(shown.at(-1)).toMatch(/100% \| 2500 customers/);
+    });
+
+    it('ends the rebuild bar of a running server at 100%', async () => {
+      const server = await startTestApp({ dataDir: terminalData });
+      try {
+        const rebuilt = await onTerminal(['projections', 'rebuild']);
+        expect(rebuilt.code).toBe(0);
+        const [result] = json(rebuilt.stdout);
+        expect(result.events).toBeGreaterThanOrEqual(2500);
+        expect(frames(rebuilt.terminal).at(-1)).toMatch(new RegExp(`100% \\| ${result.events} events`));
+      } finally {
+        await server.stop();
+      }
+    });
+
+    it('fits the audit table to the terminal width, or to COLUMNS when piped', async () => {
+      const args = ['audit', '--format', 'table', '--limit', '20'];
+      for (const columns of [80, 132]) {
+        const shown = await onTerminal(args, { columns, stdoutToFile: false });
+        expect(shown.code).toBe(0);
+        const lines = shown.terminal.split(/\r?\n/).filter((line) => line.includes('│'));
+        expect(lines.length).toBeGreaterThan(20);
+        expect(lines.filter((line) => line.length > columns)).toEqual([]);
+        expect(Math.max(...lines.map((line) => line.length))).toBeGreaterThan(columns - 10);
+      }
+      const { command, env } = await cliCommand(terminalData, args);
+      const piped = await new Promise<string>((resolve, reject) => {
+        const child = spawn(command[0], command.slice(1), { env: { ...env, COLUMNS: '70' } });
+        const out: Buffer[] = [];
+        child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+        child.on('error', reject);
+        child.on('close', () => resolve(Buffer.concat(out).toString('utf8')));
+      });
+      const lines = piped.split('\n').filter((line) => line.includes('│'));
+      expect(lines.length).toBeGreaterThan(20);
+      expect(lines.filter((line) => line.length > 70)).toEqual([]);
+    });
   });
 });

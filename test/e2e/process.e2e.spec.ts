@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort, waitForHealth } from './support/api-process';
 import { runCliProcess } from './support/cli-process';
+import { scrape, valueOf } from './support/scrape';
 import { backendEnv, basic, newDataDir } from './support/test-app';
 
 const ROOT = join(__dirname, '..', '..');
@@ -29,6 +30,7 @@ describe('the server process', () => {
     );
     expect(created.code).toBe(0);
     const port = await freePort();
+    const metricsPort = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const server = spawn(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'apps/api/src/main.ts')], {
       cwd: ROOT,
@@ -38,6 +40,7 @@ describe('the server process', () => {
         ...(await backendEnv(dataDir)),
         DATA_DIR: dataDir,
         PORT: String(port),
+        METRICS_PORT: String(metricsPort),
         LOG_LEVEL: 'trace',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -69,6 +72,14 @@ describe('the server process', () => {
         body: JSON.stringify({ old: password, new: 'second-process-passphrase' }),
       });
       expect(changed.status).toBe(204);
+      // The three GET /customers above, counted on the metrics listener by their route template.
+      expect(
+        valueOf(await scrape(metricsPort), 'http_server_request_duration_seconds_count', {
+          route: '/customers',
+          method: 'GET',
+          status: '200',
+        }),
+      ).toBe(3);
 
       // A request still being served (Argon2id takes a while) when SIGTERM arrives is answered.
       const inFlight = fetch(`${url}/customers`, {
@@ -104,5 +115,63 @@ describe('the server process', () => {
     expect(output).toContain('access_token=[redacted]');
     expect(output).toContain('access%5Ftoken=[redacted]');
     expect(output).not.toMatch(/\$argon2id\$/);
+
+    // Request lines say who asked what and how it went; the client is the socket's peer here
+    // (TRUST_PROXY unset), the account the one the credentials proved.
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, any>);
+    const bearer = logged.find(
+      (line) =>
+        line.msg === 'request completed' && line.req.route === '/customers' && line.res.statusCode === 200,
+    );
+    expect(bearer).toMatchObject({
+      req: { method: 'GET', route: '/customers', client: '127.0.0.1', userAgent: expect.any(String) },
+      accountId: created.stdout.match(/"accountId":"([^"]+)"/)![1],
+      responseTime: expect.any(Number),
+    });
+    // The lifecycle, in order.
+    const lifecycle = logged
+      .map((line) => line.msg as string)
+      .filter((msg) => ['listening', 'ready', 'stopped'].includes(msg) || msg.startsWith('draining'));
+    expect(lifecycle).toEqual(['listening', 'ready', expect.stringMatching(/^draining/), 'stopped']);
+    expect(logged.find((line) => line.msg === 'listening')).toMatchObject({ address: `0.0.0.0:${port}` });
+    // Mail lines (libs/mail/src/mail-report.spec.ts) never carry the address in full.
+    expect(output).not.toContain('"to":"process@example.com"');
+  }, 60_000);
+
+  it('writes readable lines, not JSON, on a terminal', async () => {
+    const dataDir = newDataDir();
+    const port = await freePort();
+    const env = {
+      ...process.env,
+      ...swcEnv,
+      ...(await backendEnv(dataDir)),
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+    };
+    // script(1) gives the server a terminal; the shell says which pid to stop.
+    const line = `${process.execPath} -r @swc-node/register apps/api/src/main.ts & echo "PID=$!"; wait`;
+    const terminal = spawn('script', ['-qec', line, '/dev/null'], { cwd: ROOT, env });
+    let output = '';
+    terminal.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const closed = new Promise<void>((resolve) => terminal.on('close', () => resolve()));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!/\bready\b/.test(output) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
+      process.kill(Number(/PID=(\d+)/.exec(output)![1]), 'SIGTERM');
+      await closed;
+    } finally {
+      if (terminal.exitCode === null) terminal.kill('SIGKILL');
+    }
+    // eslint-disable-next-line no-control-regex
+    const plain = output.replace(/\u001b\[[0-9;]*m/g, '');
+    expect(plain).toMatch(/INFO.*: listening/);
+    expect(plain).toMatch(/INFO.*: request completed/);
+    expect(plain).toMatch(/INFO.*: stopped/);
+    expect(plain.split(/\r?\n/).filter((text) => text.startsWith('{'))).toEqual([]);
   }, 60_000);
 });

@@ -24,7 +24,9 @@ import {
 } from '@chronicle/read-models';
 import { EsdbDouble, startEsdbDouble } from '../doubles/esdb/esdb-double';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
+import { freePort } from './support/api-process';
 import { describeExit, ProjectorProcess, startProjector } from './support/projector-process';
+import { scrape, valueOf } from './support/scrape';
 import { E2E_BACKEND, newDataDir } from './support/test-app';
 
 // The projector process on the doubles: what the production shape adds to the embedded default.
@@ -213,6 +215,45 @@ describeOnDoubles('the projector process', () => {
     expect(await snapshot(db)).toEqual(await cleanReplay());
     // The password saga's checkpoint was moved back into the log too.
     expect(after.output()).not.toMatch(/lies beyond the end of the event log/);
+  });
+
+  it('serves /health/* and /metrics on METRICS_PORT, its projection position following the log', async () => {
+    await writeHistory(store, { customers: 30, users: 2, patchesPerUser: 2 });
+    const metricsPort = await freePort();
+    const started = startProjector({
+      DATA_DIR: dataDir,
+      EVENTSTORE_URL: esdb.connectionString,
+      MONGODB_URI: mongoUri(),
+      PROJECTOR_LEASE_TTL: String(LEASE_TTL_SECONDS),
+      METRICS_PORT: String(metricsPort),
+    });
+    projectors.push(started);
+    await started.waitForOutput(/Projector ready/);
+    const operator = `http://127.0.0.1:${metricsPort}`;
+    expect((await fetch(`${operator}/health/live`)).status).toBe(200);
+    const ready = await fetch(`${operator}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({
+      status: 'ok',
+      details: { eventStore: { status: 'up' }, readStore: { status: 'up' } },
+    });
+
+    const db = client.db(database);
+    const position = async () => {
+      await waitForCheckpoint(db, (await store.headPosition())!);
+      const samples = await scrape(metricsPort);
+      expect(valueOf(samples, 'chronicle_projection_lag_events', { kind: 'projection', name: 'users' })).toBe(
+        0,
+      );
+      expect(valueOf(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+      return valueOf(samples, 'chronicle_projection_position', { kind: 'projection', name: 'customers' });
+    };
+    const before = await position();
+    expect(before).toBe(Number((await store.headPosition())!.commit));
+    await writeHistory(store, { customers: 5, users: 0, patchesPerUser: 0 });
+    const after = await position();
+    expect(after).toBe(Number((await store.headPosition())!.commit));
+    expect(after).toBeGreaterThan(before);
   });
 
   it('refuses to start without MONGODB_URI, naming it', async () => {

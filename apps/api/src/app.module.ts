@@ -14,6 +14,7 @@ import { AuthModule, SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
 import { EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
+import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
 import { ReadModelsModule } from '@chronicle/read-models';
 import { AccountPasswordController } from './account-password/account-password.controller';
 import { AccountTokensController } from './account-tokens/account-tokens.controller';
@@ -29,11 +30,12 @@ import { UsersController } from './users/users.controller';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: ChronicleConfig, logger: Logger): DynamicModule {
+  static forRoot(config: ChronicleConfig, logger: Logger, metrics: ChronicleMetrics): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ChronicleConfigModule.forRoot(config),
+        MetricsModule.forRoot(metrics),
         LoggerModule.forRoot(loggerModuleParams(logger)),
         SecurityModule,
         { module: MailModule, global: true },

@@ -4,17 +4,25 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { AppModule } from './app.module';
 import { edgeOptions, installEdge } from './http/edge';
 import { completeDocument } from './http/openapi';
-import { createLogger, logRequests } from './http/logging';
+import { createLogger, logLifecycle, logRequests } from './http/logging';
+import { measureRequests } from './http/request-metrics';
+import { traceRequests } from './http/request-tracing';
 
 /** Builds the HTTP application (not yet listening): used by main.ts and by the e2e tests. */
 export async function createApp(config: ChronicleConfig): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter(edgeOptions(config));
   const fastify = adapter.getInstance();
   const logger = createLogger(config);
+  // The process's one registry: process metrics only when something will scrape them.
+  const metrics = new ChronicleMetrics({ processMetrics: config.metricsPort !== 0 });
   logRequests(fastify, logger);
+  logLifecycle(fastify, logger, config);
+  measureRequests(fastify, metrics);
+  traceRequests(fastify);
   await installEdge(fastify, config);
 
   // Graceful shutdown: requests in flight finish, then their kept-alive connections are closed
@@ -25,11 +33,15 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
     done();
   });
 
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, {
-    bufferLogs: true,
-    // The edge's own parsers take the bodies (installEdge).
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config, logger, metrics),
+    adapter,
+    {
+      bufferLogs: true,
+      // The edge's own parsers take the bodies (installEdge).
+      bodyParser: false,
+    },
+  );
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
   const document = completeDocument(

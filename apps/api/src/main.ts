@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, parseConfig } from '@chronicle/config';
+import { startTracing } from '@chronicle/tracing';
 import { createApp } from './create-app';
 
 async function main(): Promise<void> {
@@ -13,7 +14,14 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  const tracing = startTracing('chronicle-api');
   const app = await createApp(config);
+  // Spans still buffered are sent before the process ends.
+  if (tracing !== null)
+    app
+      .getHttpAdapter()
+      .getInstance()
+      .addHook('onClose', () => tracing.shutdown());
   await app.listen({ port: config.port, host: '0.0.0.0' });
 }
 

@@ -21,6 +21,7 @@ import { CliModule } from './cli.module';
 import { registerAuditCommand } from './commands/audit.command';
 import { CommandFailedError } from './commands/command-failed.error';
 import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
+import { ProgressReporter } from './commands/progress-reporter';
 import { printError, printJson } from './output';
 import { PasswordOptions, readPassword } from './password-input';
 
@@ -133,9 +134,18 @@ export function buildProgram(config: () => ChronicleConfig): Command {
     .requiredOption('--count <n>', 'how many', positiveCount)
     .action(async (options: { count: number }) => {
       const started = process.hrtime.bigint();
-      const result = await withApp(config(), (app) =>
-        app.get(CommandBus).execute(new SeedCustomersCommand(options.count, cliContext())),
-      );
+      const reporter = new ProgressReporter('customers');
+      const onProgress = (created: number) =>
+        reporter.update({ done: created, fraction: created / options.count });
+      let result;
+      try {
+        result = await withApp(config(), (app) =>
+          app.get(CommandBus).execute(new SeedCustomersCommand(options.count, cliContext(), onProgress)),
+        );
+        reporter.complete(result.created);
+      } finally {
+        reporter.stop();
+      }
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       printJson({ ...result, seconds: Math.round(seconds * 1000) / 1000 });
     });

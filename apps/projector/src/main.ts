@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { ChronicleConfig, ConfigError, parseConfig } from '@chronicle/config';
+import { ChronicleMetrics } from '@chronicle/metrics';
+import { startTracing } from '@chronicle/tracing';
 import { Projector } from './projector';
 import { ProjectorModule } from './projector.module';
 import { parseProjectorSettings, ProjectorSettings } from './projector-settings';
@@ -22,13 +24,17 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const app = await NestFactory.createApplicationContext(ProjectorModule.forRoot(config, settings), {
+  const tracing = startTracing('chronicle-projector');
+  const metrics = new ChronicleMetrics({ processMetrics: config.metricsPort !== 0 });
+  const app = await NestFactory.createApplicationContext(ProjectorModule.forRoot(config, settings, metrics), {
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
   // SIGTERM/SIGINT: stop the workers after their batch in hand, release the lease, close the stores.
   app.enableShutdownHooks();
-  if ((await app.get(Projector).run()) === 'lease-lost') {
+  const outcome = await app.get(Projector).run();
+  await tracing?.shutdown();
+  if (outcome === 'lease-lost') {
     await app.close();
     // Exit even if a client library left a handle open: a stale projector must not linger.
     process.exit(EXIT_LEASE_LOST);

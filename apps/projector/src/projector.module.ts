@@ -1,13 +1,15 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { MongoClient } from 'mongodb';
 import { LoggerModule } from 'nestjs-pino';
-import { SagaRunner, SagasModule } from '@chronicle/application';
+import { ProjectionsAdminModule, SagaRunner, SagasModule } from '@chronicle/application';
 import { SecurityModule } from '@chronicle/auth';
-import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
+import { ChronicleConfig, ChronicleConfigModule, logDestination } from '@chronicle/config';
 import { EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
+import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
 import { databaseFromUri, ProjectionRunner, ReadModelsModule } from '@chronicle/read-models';
 import { LeaseRecord, MongoLease } from './mongo-lease';
+import { ProjectorHealth } from './projector-health';
 import { Projector, PROJECTOR_WORKERS, ProjectorWorker } from './projector';
 import { ProjectorSettings } from './projector-settings';
 
@@ -29,18 +31,24 @@ class LeaseClientCloser implements OnApplicationShutdown {
 /** The projector process: projections (and sagas) fed by the event store, guarded by a lease in MongoDB. */
 @Module({})
 export class ProjectorModule {
-  static forRoot(config: ChronicleConfig, settings: ProjectorSettings): DynamicModule {
+  static forRoot(
+    config: ChronicleConfig,
+    settings: ProjectorSettings,
+    metrics: ChronicleMetrics,
+  ): DynamicModule {
     return {
       module: ProjectorModule,
       imports: [
         ChronicleConfigModule.forRoot(config),
-        LoggerModule.forRoot({ pinoHttp: { level: config.logLevel } }),
+        MetricsModule.forRoot(metrics),
+        LoggerModule.forRoot({ pinoHttp: [{ level: config.logLevel }, logDestination()] }),
         EventStoreModule.forRoot(),
         ReadModelsModule.forRoot(),
         // What the sagas' commands need: the security ports and the Mailer.
         SecurityModule,
         { module: MailModule, global: true },
         SagasModule,
+        ProjectionsAdminModule,
       ],
       providers: [
         {
@@ -70,6 +78,7 @@ export class ProjectorModule {
           inject: WORKERS,
         },
         Projector,
+        ProjectorHealth,
       ],
     };
   }

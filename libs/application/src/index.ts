@@ -28,3 +28,4 @@ export * from './sagas/saga-runner';
 export * from './sagas/sagas.module';
 export * from './projections/projections-admin.module';
 export * from './projections/get-projection-status/get-projection-status.query';
+export * from './projections/get-projection-status/get-projection-status.handler';

@@ -29,6 +29,8 @@ export class ChronicleConfig {
   corsOrigins!: '*' | string[] | null;
   /** A request not received and answered within this many seconds is cut off (408). */
   requestTimeoutSeconds!: number;
+  /** The operator's listener for /metrics (and the projector's /health/*); 0: none. */
+  metricsPort!: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

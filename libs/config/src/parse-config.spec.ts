@@ -23,6 +23,7 @@ describe('parseConfig', () => {
       loginAttemptsPerAccount: 10,
       loginAttemptsPerClient: 100,
       logLevel: 'info',
+      metricsPort: 9464,
     });
   });
 
@@ -57,6 +58,8 @@ describe('parseConfig', () => {
     ['CORS_ORIGINS', 'app.example.com'],
     ['CORS_ORIGINS', 'https://app.example.com/path'],
     ['REQUEST_TIMEOUT', '0'],
+    ['METRICS_PORT', '70000'],
+    ['METRICS_PORT', '3000'],
   ])('rejects %s=%s naming the variable', (variable, value) => {
     const parse = () => parseConfig({ DATA_DIR: dataDir(), [variable]: value });
     expect(parse).toThrow(ConfigError);
@@ -80,6 +83,8 @@ describe('parseConfig', () => {
       'http://localhost:5173',
     ]);
     expect(read({ REQUEST_TIMEOUT: '5' }).requestTimeoutSeconds).toBe(5);
+    expect(read({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+    expect(read({ METRICS_PORT: '9100', PORT: '0' }).metricsPort).toBe(9100);
   });
 
   it.each([

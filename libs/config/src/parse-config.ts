@@ -182,6 +182,13 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   }
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  const metricsPort = integer(env, 'METRICS_PORT', 9464, 0, 65535);
+  if (metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError(
+      'METRICS_PORT',
+      `must differ from PORT (${port}): metrics are never served publicly`,
+    );
+  }
   const mailFrom = text(env, 'MAIL_FROM') ?? 'Chronicle <no-reply@chronicle.local>';
   if (!/@/.test(mailFrom)) throw new ConfigError('MAIL_FROM', 'must hold an e-mail address');
   return Object.assign(new ChronicleConfig(), {
@@ -203,5 +210,6 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env),
     requestTimeoutSeconds: integer(env, 'REQUEST_TIMEOUT', 30, 1, 3600),
+    metricsPort,
   });
 }

@@ -8,10 +8,11 @@ import {
   OnApplicationShutdown,
 } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { EVENT_UPCASTERS } from '@chronicle/domain';
 import { SqliteEventStore } from './embedded';
 import { EsdbEventStore } from './esdb';
-import { EventStore } from './event-store.port';
+import { EventStore, EventStoreObserver } from './event-store.port';
 import { formatPosition } from './position';
 import { UpcasterRegistry, UpcastingEventStore } from './upcasting';
 
@@ -35,8 +36,9 @@ export class EventStoreModule {
       providers: [
         {
           provide: EventStore,
-          useFactory: (config: ChronicleConfig): EventStore => openEventStore(config),
-          inject: [ChronicleConfig],
+          useFactory: (config: ChronicleConfig, metrics?: ChronicleMetrics): EventStore =>
+            openEventStore(config, metrics?.eventStore ?? null),
+          inject: [ChronicleConfig, { token: ChronicleMetrics, optional: true }],
         },
         EventStoreCloser,
       ],
@@ -45,15 +47,23 @@ export class EventStoreModule {
   }
 }
 
-/** The configured adapter, its reads upcast to the newest event versions. */
-export function openEventStore(config: ChronicleConfig): EventStore {
-  return new UpcastingEventStore(openAdapter(config), new UpcasterRegistry(EVENT_UPCASTERS));
+/** The configured adapter, its reads upcast to the newest event versions, its appends told to `observer`. */
+export function openEventStore(
+  config: ChronicleConfig,
+  observer: EventStoreObserver | null = null,
+): EventStore {
+  return new UpcastingEventStore(
+    openAdapter(config, observer ?? undefined),
+    new UpcasterRegistry(EVENT_UPCASTERS),
+    observer,
+  );
 }
 
-function openAdapter(config: ChronicleConfig): EventStore {
+function openAdapter(config: ChronicleConfig, observer: EventStoreObserver | undefined): EventStore {
   if (config.eventStoreUrl) {
     const logger = new Logger('EventStoreDB');
     return EsdbEventStore.connect(config.eventStoreUrl, {
+      observer,
       onSubscriptionDropped: (error, attempt, delayMs) =>
         logger.warn({ err: error, attempt, delayMs }, 'Subscription dropped; resubscribing'),
       onCheckpointIgnored: (position, reason) =>
@@ -63,5 +73,5 @@ function openAdapter(config: ChronicleConfig): EventStore {
         ),
     });
   }
-  return SqliteEventStore.open(config.dataDir);
+  return SqliteEventStore.open(config.dataDir, { observer });
 }

@@ -10,9 +10,20 @@ export interface EventMetadata {
   causationId: string | null;
   /** RFC 3339 UTC with milliseconds. */
   occurredAt: string;
+  /** With tracing on: the OpenTelemetry trace, and the span within it, that wrote the event. */
+  traceId?: string;
+  spanId?: string;
 }
 
 export type EventData = Record<string, unknown>;
+
+/** Told how appends go, for metrics: the store never depends on how they are kept. */
+export interface EventStoreObserver {
+  /** An append settled after `seconds`, written (or recognised as a retry) or failed. */
+  appended(seconds: number, ok: boolean): void;
+  /** A transaction committed `events` events: a group of appends on the embedded store, one append on EventStoreDB. */
+  committed(events: number): void;
+}
 
 export interface NewEvent<D extends EventData = EventData> {
   /** A UUID chosen by the writer, stable across retries so that a retried append is idempotent. */

@@ -5,3 +5,4 @@ export * from './outbox/outbox-mailer';
 export type { MailContent } from './templates/mail-content';
 export * from './templates/password-reset.email';
 export * from './templates/password-changed.email';
+export * from './mail-report';

@@ -10,9 +10,37 @@ export interface MailMessage {
    * dot-separated parts. Not secret: it becomes the Message-ID and the outbox file name.
    */
   id: string;
+  /** The template it was made from (`password-reset`...), for the log line and metrics. */
+  template?: string;
 }
 
-/** Sends e-mail. A rejected promise means the message may not have been delivered: send it again. */
+/** Told of every send's outcome: the mail log line and metrics. */
+export interface MailObserver {
+  sent(message: MailMessage): void;
+  failed(message: MailMessage, error: unknown): void;
+}
+
+/**
+ * Sends e-mail. A rejected promise means the message may not have been delivered: send it again.
+ * Adapters implement `deliver`; every send, whatever the adapter, is reported here once.
+ */
 export abstract class Mailer {
-  abstract send(message: MailMessage): Promise<void>;
+  private observer: MailObserver | null = null;
+
+  observe(observer: MailObserver): this {
+    this.observer = observer;
+    return this;
+  }
+
+  async send(message: MailMessage): Promise<void> {
+    try {
+      await this.deliver(message);
+    } catch (error) {
+      this.observer?.failed(message, error);
+      throw error;
+    }
+    this.observer?.sent(message);
+  }
+
+  protected abstract deliver(message: MailMessage): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import { traceProjectionBatch } from '@chronicle/tracing';
 import { Logger } from '@nestjs/common';
 import {
   CheckpointBeyondHeadError,
@@ -222,7 +223,8 @@ export class ProjectionRunner {
     const applyBatch = async () => {
       if (!unapplied || gathered === null) return;
       unapplied = false;
-      await this.apply(batch.splice(0), gathered);
+      const events = batch.splice(0);
+      await traceProjectionBatch(this.checkpointName, events.length, () => this.apply(events, gathered!));
     };
     let pending: Promise<IteratorResult<SubscriptionMessage>> | null = null;
     let idle: Promise<typeof IDLE> | null = null;

@@ -70,6 +70,8 @@ export async function startApiProcess(
       ...process.env,
       SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
       LOG_LEVEL: 'warn',
+      // Several API processes at once: none listens for metrics unless a test asks.
+      METRICS_PORT: '0',
       ...env,
       PORT: String(port),
       CLOCK_OFFSET_MS: String(options.clockOffsetMs ?? 0),

@@ -30,7 +30,13 @@ export function startProjector(env: Record<string, string>): ProjectorProcess {
     ['-r', '@swc-node/register', join(ROOT, 'apps/projector/src/main.ts')],
     {
       cwd: ROOT,
-      env: { ...process.env, SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json'), LOG_LEVEL: 'info', ...env },
+      env: {
+        ...process.env,
+        SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
+        LOG_LEVEL: 'info',
+        METRICS_PORT: '0',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -66,11 +66,15 @@ export async function startTestApp(
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     PORT: '0',
+    // No metrics listener unless a test asks for one: apps in parallel would contend for 9464.
+    METRICS_PORT: '0',
     ...stores,
     ...options.env,
   });
   const projector =
-    E2E_BACKEND === 'doubles' ? startProjector({ DATA_DIR: dataDir, ...stores, ...options.env }) : null;
+    E2E_BACKEND === 'doubles'
+      ? startProjector({ DATA_DIR: dataDir, ...stores, ...options.env, METRICS_PORT: '0' })
+      : null;
   let app: NestFastifyApplication | undefined;
   let checker: ResponseChecker | null = null;
   try {

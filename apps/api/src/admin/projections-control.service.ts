@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import { GetProjectionStatusQuery } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 import { EventStore } from '@chronicle/event-store';
 import {
@@ -12,7 +14,7 @@ import {
 } from '@chronicle/read-models';
 
 /**
- * Lets `projections rebuild|verify` reach this server's in-memory read models (embedded default)
+ * Lets `projections rebuild|verify|status` reach this server's in-memory read models (embedded default)
  * through a Unix socket in DATA_DIR. With MongoDB the CLI works on the shared collections itself.
  */
 @Injectable()
@@ -24,6 +26,7 @@ export class ProjectionsControlService implements OnApplicationBootstrap, OnAppl
     @Inject(EventStore) private readonly eventStore: EventStore,
     @Inject(ReadStore) private readonly readStore: ReadStore,
     @Inject(ChronicleConfig) private readonly config: ChronicleConfig,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -34,7 +37,9 @@ export class ProjectionsControlService implements OnApplicationBootstrap, OnAppl
       ALL_PROJECTIONS,
       READ_MODELS_CHECKPOINT,
     );
-    const server = new ProjectionsControlServer(rebuilder, this.config.dataDir, this.logger);
+    const server = new ProjectionsControlServer(rebuilder, this.config.dataDir, this.logger, async () => ({
+      ...(await this.queries.execute(new GetProjectionStatusQuery())),
+    }));
     await server.start();
     this.server = server;
   }

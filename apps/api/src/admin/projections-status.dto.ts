@@ -21,6 +21,13 @@ export class ProjectionStatusDto {
 
   @ApiProperty({ description: 'False when the count stopped at its cap: the lag is at least `lag`.' })
   lagExact!: boolean;
+
+  @ApiProperty({
+    minimum: 0,
+    example: 0.8,
+    description: 'How long the oldest event not yet applied has waited, in seconds; 0 when caught up.',
+  })
+  lagSeconds!: number;
 }
 
 export class ProjectionsStatusDto {
@@ -33,4 +40,7 @@ export class ProjectionsStatusDto {
 
   @ApiProperty({ type: [ProjectionStatusDto] })
   projections!: ProjectionStatusDto[];
+
+  @ApiProperty({ type: [ProjectionStatusDto], description: 'Each saga, by the events it has handled.' })
+  sagas!: ProjectionStatusDto[];
 }

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
 import pino, { type Level, type Logger } from 'pino';
-import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
-import { ChronicleConfig } from '@chronicle/config';
+import { clientAddress, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
+import type { Principal } from '@chronicle/application';
+import { ChronicleConfig, logDestination } from '@chronicle/config';
 
 /** Query parameters whose values must never reach a log line. */
 const SECRET_PARAMETERS = new Set([QUERY_TOKEN_PARAMETER, 'token']);
@@ -31,15 +32,21 @@ function decodedName(raw: string): string {
   }
 }
 
-/** The process's one JSON logger: Nest's messages and the request lines both go through it. */
+/**
+ * The process's one logger: Nest's messages and the request lines both go through it. JSON,
+ * or readable lines on a terminal (logDestination).
+ */
 export function createLogger(config: ChronicleConfig): Logger {
-  return pino({
-    level: config.logLevel,
-    redact: {
-      paths: ['req.headers', 'res.headers', '*.password', '*.passwordHash', '*.token', '*.access_token'],
-      censor: '[redacted]',
+  return pino(
+    {
+      level: config.logLevel,
+      redact: {
+        paths: ['req.headers', 'res.headers', '*.password', '*.passwordHash', '*.token', '*.access_token'],
+        censor: '[redacted]',
+      },
     },
-  });
+    logDestination(),
+  );
 }
 
 /**
@@ -51,25 +58,63 @@ export function loggerModuleParams(logger: Logger): Params {
   return { pinoHttp: { logger }, useExisting: true, forRoutes: [] };
 }
 
+/** A user agent is the client's to choose: logged, but never at any length. */
+const MAX_USER_AGENT_CHARS = 200;
+
 /**
- * One line per request when it completes: method, redacted URL and id only, no headers
- * (Authorization, cookies) and no bodies (passwords), so secrets cannot leak by accident.
- * Client errors are warnings, server errors errors; below the level, a request costs one check.
+ * One line per request when it completes: who (client address as TRUST_PROXY lets Fastify see
+ * it, user agent, the authenticated account), what (method, route template, redacted URL, id)
+ * and how it went (status, milliseconds). No headers (Authorization, cookies) and no bodies
+ * (passwords), so secrets cannot leak by accident. Client errors are warnings, server errors
+ * errors; below the level, a request costs one check.
  */
 export function logRequests(fastify: FastifyInstance, logger: Logger): void {
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const status = reply.statusCode;
     const level: Level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
     if (logger.isLevelEnabled(level)) {
+      const userAgent = request.headers['user-agent'];
       logger[level](
         {
-          req: { id: request.id, method: request.method, url: redactUrl(request.url) },
+          req: {
+            id: request.id,
+            method: request.method,
+            route: request.routeOptions.url ?? null,
+            url: redactUrl(request.url),
+            client: clientAddress(request),
+            userAgent: userAgent === undefined ? null : userAgent.slice(0, MAX_USER_AGENT_CHARS),
+          },
+          accountId: (request as { user?: Principal }).user?.accountId ?? null,
           res: { statusCode: status },
           responseTime: reply.elapsedTime,
         },
         'request completed',
       );
     }
+    done();
+  });
+}
+
+/**
+ * The server's lifecycle, one line each: listening (with the address), ready (start-up, read
+ * models included, is done), draining (SIGTERM: requests in flight finish), stopped.
+ */
+export function logLifecycle(fastify: FastifyInstance, logger: Logger, config: ChronicleConfig): void {
+  fastify.addHook('onListen', (done: () => void) => {
+    const address = fastify.server.address();
+    logger.info(
+      { address: typeof address === 'string' ? address : address && `${address.address}:${address.port}` },
+      'listening',
+    );
+    logger.info({ metricsPort: config.metricsPort === 0 ? null : config.metricsPort }, 'ready');
+    done();
+  });
+  fastify.addHook('preClose', (done: () => void) => {
+    logger.info('draining: requests in flight finish, then the server stops');
+    done();
+  });
+  fastify.addHook('onClose', (_instance: FastifyInstance, done: () => void) => {
+    logger.info('stopped');
     done();
   });
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { ChronicleConfig } from '@chronicle/config';
 import { EventStore, openEventStore } from '@chronicle/event-store';
-import { passwordSaga } from '@chronicle/application';
+import { GetProjectionStatusHandler, passwordSaga, SystemClock } from '@chronicle/application';
 import {
   ALL_PROJECTIONS,
   ControlCommand,
@@ -26,7 +26,7 @@ export class NoLiveReadModelsError extends Error {
   constructor() {
     super(
       'No server is running on this DATA_DIR: the in-memory read models exist only inside a running ' +
-        'server, which builds them from the events at start-up. Start the server, then verify.',
+        'server, which builds them from the events at start-up. Start the server, then verify or ask for the status.',
     );
     this.name = 'NoLiveReadModelsError';
   }
@@ -47,6 +47,12 @@ export function registerProjectionsCommands(program: Command, config: () => Chro
         printJson(result);
     });
   projections
+    .command('status')
+    .description("Each projection's and saga's checkpoint, lag in events and seconds, and the store's head")
+    .action(async () => {
+      for (const status of await projectionsStatus(config())) printJson(status);
+    });
+  projections
     .command('verify')
     .description('Replay every event into a scratch copy and compare it with the live read models')
     .action(async () => {
@@ -57,17 +63,44 @@ export function registerProjectionsCommands(program: Command, config: () => Chro
 }
 
 /** Ctrl-C abandons the operation: the new generation is dropped and the live models stay. */
-async function withProgress<T>(work: (options: OperationOptions) => Promise<T>): Promise<T> {
-  const reporter = new ProgressReporter();
+async function withProgress<T extends Array<{ events: number }>>(
+  work: (options: OperationOptions) => Promise<T>,
+): Promise<T> {
+  const reporter = new ProgressReporter('events');
   const controller = new AbortController();
   const onSignal = () => controller.abort(new Error('Interrupted'));
   process.once('SIGINT', onSignal);
   try {
-    return await work({ onProgress: (progress) => reporter.update(progress), signal: controller.signal });
+    const result = await work({
+      onProgress: ({ events, fraction }) => reporter.update({ done: events, fraction }),
+      signal: controller.signal,
+    });
+    reporter.complete(result[0]?.events);
+    return result;
   } finally {
     process.off('SIGINT', onSignal);
     reporter.stop();
   }
+}
+
+/**
+ * The status query where the read models and checkpoints are: on MongoDB, here; on the embedded
+ * default, inside each running server (one line each), and none without a server.
+ */
+async function projectionsStatus(config: ChronicleConfig): Promise<object[]> {
+  if (config.mongodbUri) {
+    const readStore = await MongoReadStore.connect(config.mongodbUri);
+    const eventStore = openEventStore(config);
+    try {
+      return [await new GetProjectionStatusHandler(eventStore, readStore, new SystemClock()).execute()];
+    } finally {
+      await eventStore.close();
+      await readStore.close();
+    }
+  }
+  const served = await runOnRunningServers(config.dataDir, 'status');
+  if (served.length === 0) throw new NoLiveReadModelsError();
+  return served;
 }
 
 /**

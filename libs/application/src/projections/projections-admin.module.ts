@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
-import { CqrsModule } from '@nestjs/cqrs';
+import { ApplicationModule } from '../application.module';
 import { GetProjectionStatusHandler } from './get-projection-status/get-projection-status.handler';
+import { ProjectionMetrics } from './projection-metrics';
 
-/** Operations on the read models; needs the EventStore and ReadStore ports. */
+/** Operations on the read models and sagas: their status, and its metrics; needs the EventStore and ReadStore ports. */
 @Module({
-  imports: [CqrsModule],
-  providers: [GetProjectionStatusHandler],
+  imports: [ApplicationModule],
+  providers: [GetProjectionStatusHandler, ProjectionMetrics],
 })
 export class ProjectionsAdminModule {}

@@ -9,6 +9,7 @@ import {
   resumePosition,
 } from '@chronicle/event-store';
 import { ReadStore } from '@chronicle/read-models';
+import { traceSagaStep } from '@chronicle/tracing';
 import { Saga } from './password.saga';
 
 export interface SagaRunnerOptions {
@@ -90,7 +91,8 @@ export class SagaRunner {
           }
           const event = message.kind === 'event' ? message.event : null;
           const command = event && this.saga.commandFor(event);
-          if (event && command) await this.handle(command, event.id, event.type);
+          if (event && command)
+            await traceSagaStep(this.saga.name, event, () => this.handle(command, event.id, event.type));
           if (this.stopped) return;
           // A checkpoint message: the events up to it were not the saga's, nothing to do for them.
           this.lastSeen = message.kind === 'event' ? message.event.position : message.position;

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
 import { emailHash } from '@chronicle/domain';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { Clock } from './clock';
 
 /** Every limit counts within fixed windows of 15 minutes (API.md). */
@@ -61,6 +62,7 @@ export class AttemptLimits {
     private readonly counters: AttemptCounters,
     private readonly clock: Clock,
     private readonly settings: ChronicleConfig,
+    @Optional() @Inject(ChronicleMetrics) private readonly metrics?: ChronicleMetrics,
   ) {}
 
   /**
@@ -108,6 +110,7 @@ export class AttemptLimits {
     const key = `${limit.name}:${subject}`;
     const count = await this.counters.add(key, window, expiresAt);
     if (count > limit.max) {
+      this.metrics?.rateLimitRejections.inc({ limit: limit.name });
       throw new TooManyAttemptsError(Math.max(1, Math.ceil((expiresAt - now) / 1000)), limit.detail);
     }
     return { refund: () => this.counters.remove(key, window) };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DomainEvent } from '@chronicle/domain';
+import { activeTraceParent, nameActiveSpan, traced } from '@chronicle/tracing';
 import {
   EventStore,
   NewEvent,
@@ -57,6 +58,8 @@ export function toNewEvent(event: DomainEvent, context: CommandContext, now: Dat
       correlationId: context.correlationId,
       causationId: context.causationId ?? null,
       occurredAt: now.toISOString(),
+      // The request (or saga step) that wrote it, when traced: from its events to its trace.
+      ...activeTraceParent(),
     },
   };
 }
@@ -124,7 +127,11 @@ export class EventSourcedRepository {
     options: HandleOptions = {},
   ): Promise<Handled<S, E>> {
     const previous = this.turns.get(stream) ?? Promise.resolve();
-    const result = previous.then(() => this.decideAndAppend(decider, stream, command, context, options));
+    const result = previous.then(() =>
+      traced('command', () => this.decideAndAppend(decider, stream, command, context, options), {
+        attributes: { 'chronicle.stream': stream },
+      }),
+    );
     const turn = result.then(
       () => undefined,
       () => undefined,
@@ -148,7 +155,9 @@ export class EventSourcedRepository {
       const loaded = await this.load(decider, stream);
       const now = this.clock.now();
       // Decide first: an invalid command or a missing aggregate says so before any precondition.
-      const events = decider.decide(command(loaded.state, now), loaded.state);
+      const decided = command(loaded.state, now);
+      nameActiveSpan(`command ${(decided as { type?: string }).type ?? 'unknown'}`);
+      const events = decider.decide(decided, loaded.state);
       if (options.ifMatch && (loaded.revision === null || !options.ifMatch.includes(loaded.revision))) {
         throw new PreconditionFailedError(loaded.revision);
       }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import {
   type AppendResult,
   EventStore,
+  type EventStoreObserver,
   type EventSubscription,
   type ExpectedRevision,
   type NewEvent,
@@ -27,6 +28,8 @@ export interface SqliteEventStoreOptions {
   readBatchSize?: number;
   /** Positions a filtered subscription scans per query. Default 50,000 (tens of milliseconds at most). */
   filterWindow?: number;
+  /** Told of each group commit's size. */
+  observer?: EventStoreObserver;
 }
 
 export interface SqliteEventStoreStats {
@@ -125,6 +128,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
   private readonly waiters = new Map<SqliteSubscription, Waiter>();
   private poller: NodeJS.Timeout | null = null;
   private readonly counters: SqliteEventStoreStats = { commits: 0, appends: 0, events: 0 };
+  private readonly observer: EventStoreObserver | null;
 
   private constructor(
     private readonly db: Database.Database,
@@ -134,6 +138,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.readBatchSize = options.readBatchSize ?? 1000;
     this.filterWindow = options.filterWindow ?? 50_000;
+    this.observer = options.observer ?? null;
     this.insertEvent = db.prepare(
       'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -335,16 +340,19 @@ export class SqliteEventStore extends EventStore implements EventLog {
       return;
     }
     this.counters.commits++;
+    let written = 0;
     for (let i = 0; i < group.length; i++) {
       const outcome = outcomes[i];
       if (outcome.ok) {
         this.counters.appends++;
-        this.counters.events += outcome.written;
+        written += outcome.written;
         group[i].resolve(outcome.result);
       } else {
         group[i].reject(outcome.error);
       }
     }
+    this.counters.events += written;
+    this.observer?.committed(written);
     this.wakeWaiters(Number.POSITIVE_INFINITY);
   }
 

@@ -17,6 +17,7 @@ import { validateAppend } from '../append-validation';
 import {
   type AppendResult,
   EventStore,
+  type EventStoreObserver,
   type EventSubscription,
   type ExpectedRevision,
   InvalidPositionError,
@@ -56,6 +57,8 @@ export interface EsdbEventStoreOptions {
   appendAttempts?: number;
   /** Wait before the first retry of an append or read (default 100 ms), doubled per retry. */
   retryDelayMs?: number;
+  /** Told of each append's size (one append is one commit). */
+  observer?: EventStoreObserver;
 }
 
 /**
@@ -84,6 +87,7 @@ export class EsdbEventStore extends EventStore {
   private readonly pingTimeoutMs: number;
   private readonly appendAttempts: number;
   private readonly retryDelayMs: number;
+  private readonly observer: EventStoreObserver | null;
   private closed = false;
 
   /** Connects lazily: the first call opens the channel. `esdb://host:2113?tls=false` for a local node. */
@@ -107,6 +111,7 @@ export class EsdbEventStore extends EventStore {
     this.pingTimeoutMs = options.pingTimeoutMs ?? 5_000;
     this.appendAttempts = Math.max(1, options.appendAttempts ?? 4);
     this.retryDelayMs = options.retryDelayMs ?? 100;
+    this.observer = options.observer ?? null;
   }
 
   override async append(
@@ -124,6 +129,7 @@ export class EsdbEventStore extends EventStore {
         this.client.appendToStream(stream, data, { expectedRevision: toEsdbExpectedRevision(expected) }),
       );
       if (!result.position) throw new Error(`Append to ${stream} returned no position`);
+      this.observer?.committed(events.length);
       return {
         nextExpectedRevision: Number(result.nextExpectedRevision),
         position: fromEsdbPosition(result.position),

@@ -1,6 +1,7 @@
 import {
   AppendResult,
   EventStore,
+  EventStoreObserver,
   EventSubscription,
   ExpectedRevision,
   NewEvent,
@@ -9,6 +10,7 @@ import {
   SubscribeOptions,
   SubscriptionMessage,
 } from '../event-store.port';
+import { traced } from '@chronicle/tracing';
 import { Position } from '../position';
 import { UpcasterRegistry } from './upcaster-registry';
 
@@ -22,12 +24,37 @@ export class UpcastingEventStore extends EventStore {
     /** The adapter underneath, for what only it offers (statistics, tests). */
     readonly inner: EventStore,
     private readonly registry: UpcasterRegistry,
+    /** Every append of the process passes here, whatever the adapter: timed once, here. */
+    private readonly observer: EventStoreObserver | null = null,
   ) {
     super();
   }
 
   override append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    return this.inner.append(stream, events, expected);
+    return traced('event-store append', () => this.observedAppend(stream, events, expected), {
+      attributes: { 'chronicle.stream': stream, 'chronicle.events': events.length },
+    });
+  }
+
+  private observedAppend(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+  ): Promise<AppendResult> {
+    const observer = this.observer;
+    if (observer === null) return this.inner.append(stream, events, expected);
+    const started = performance.now();
+    const settled = (ok: boolean) => observer.appended((performance.now() - started) / 1000, ok);
+    return this.inner.append(stream, events, expected).then(
+      (result) => {
+        settled(true);
+        return result;
+      },
+      (error: unknown) => {
+        settled(false);
+        throw error;
+      },
+    );
   }
 
   override async readStream(stream: string, options?: { fromRevision?: number }): Promise<RecordedEvent[]> {

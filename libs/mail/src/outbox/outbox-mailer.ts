@@ -24,7 +24,7 @@ export class OutboxMailer extends Mailer {
     this.sender = parseSender(mailFrom);
   }
 
-  async send(message: MailMessage): Promise<void> {
+  protected override async deliver(message: MailMessage): Promise<void> {
     const headers = messageHeaders(message, this.sender);
     const eml = await new MailComposer({
       ...headers,

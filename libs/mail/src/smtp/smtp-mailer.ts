@@ -25,7 +25,7 @@ export class SmtpMailer extends Mailer implements OnApplicationShutdown {
     });
   }
 
-  async send(message: MailMessage): Promise<void> {
+  protected override async deliver(message: MailMessage): Promise<void> {
     await this.transport.sendMail({
       ...messageHeaders(message, this.sender),
       text: message.text,

@@ -2,6 +2,7 @@ import { escapeHtml } from './html-escape';
 
 /** What a template produces; the caller adds the recipient and the stable message id. */
 export interface MailContent {
+  template: string;
   subject: string;
   text: string;
   html: string;

@@ -26,5 +26,5 @@ export function passwordChangedEmail({ to, changedAt }: PasswordChangedEmailInpu
       '<p>Chronicle</p>',
     ].join('\n'),
   );
-  return { subject, text, html };
+  return { template: 'password-changed', subject, text, html };
 }

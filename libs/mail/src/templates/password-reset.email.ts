@@ -29,5 +29,5 @@ export function passwordResetEmail({ to, link, expiresAt }: PasswordResetEmailIn
       '<p>Chronicle</p>',
     ].join('\n'),
   );
-  return { subject, text, html };
+  return { template: 'password-reset', subject, text, html };
 }

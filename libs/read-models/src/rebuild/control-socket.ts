@@ -10,12 +10,19 @@ import { ReadModelRebuilder, RebuildProgress, RebuildResult, VerifyResult } from
  * reading events.db and the token secret, so it needs no credentials of its own; a server that
  * is not running has no socket to answer, which is how the CLI knows.
  */
-export type ControlCommand = 'rebuild' | 'verify';
-export type ControlResult<C extends ControlCommand> = C extends 'rebuild' ? RebuildResult : VerifyResult;
+export type ControlCommand = 'rebuild' | 'verify' | 'status';
+export type ControlResult<C extends ControlCommand> = C extends 'rebuild'
+  ? RebuildResult
+  : C extends 'verify'
+    ? VerifyResult
+    : StatusReport;
+
+/** What `status` answers: the server's projections status (the application's status query). */
+export type StatusReport = Record<string, unknown>;
 
 type Message =
   | { progress: RebuildProgress }
-  | { result: RebuildResult | VerifyResult }
+  | { result: RebuildResult | VerifyResult | StatusReport }
   | { error: { code: string; message: string } };
 
 const SOCKET_NAME = /^api-(\d+)\.sock$/;
@@ -41,6 +48,7 @@ export class ProjectionsControlServer {
     private readonly rebuilder: ReadModelRebuilder,
     private readonly dataDir: string,
     private readonly logger: ControlServerLogger,
+    private readonly status: () => Promise<StatusReport>,
   ) {}
 
   async start(): Promise<void> {
@@ -91,7 +99,22 @@ export class ProjectionsControlServer {
     };
     const command = parseCommand(line);
     if (command === null) {
-      send({ error: { code: 'bad-request', message: 'Send {"command":"rebuild"} or {"command":"verify"}' } });
+      send({
+        error: {
+          code: 'bad-request',
+          message: 'Send {"command":"rebuild"}, {"command":"verify"} or {"command":"status"}',
+        },
+      });
+      socket.end();
+      return;
+    }
+    // A read, answered even while a rebuild runs.
+    if (command === 'status') {
+      try {
+        send({ result: await this.status() });
+      } catch (error) {
+        send({ error: { code: 'failed', message: error instanceof Error ? error.message : String(error) } });
+      }
       socket.end();
       return;
     }
@@ -132,7 +155,7 @@ function parseCommand(line: string | null): ControlCommand | null {
   if (line === null) return null;
   try {
     const { command } = JSON.parse(line) as { command?: unknown };
-    return command === 'rebuild' || command === 'verify' ? command : null;
+    return command === 'rebuild' || command === 'verify' || command === 'status' ? command : null;
   } catch {
     return null;
   }

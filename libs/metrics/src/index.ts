@@ -1,0 +1,3 @@
+export * from './chronicle-metrics';
+export * from './metrics-server';
+export * from './metrics.module';
