@@ -2,8 +2,7 @@ import { request as httpRequest } from 'node:http';
 import type { ParsedMail } from 'mailparser';
 import { Clock, passwordSaga } from '@chronicle/application';
 import { accountStreamName } from '@chronicle/domain';
-import { comparePositions, EventStore, Position } from '@chronicle/event-store';
-import { ReadStore } from '@chronicle/read-models';
+import { CheckpointStore, comparePositions, EventStore, Position } from '@chronicle/event-store';
 import { startSmtpCatcher } from '../support/smtp-catcher';
 import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
 
@@ -37,7 +36,7 @@ async function sagaSettled(subject: TestApp): Promise<void> {
     head = event.position;
   }
   await eventually('the password saga catching up', async () => {
-    const checkpoint = await subject.app.get(ReadStore).getCheckpoint(passwordSaga.name);
+    const checkpoint = await subject.app.get(CheckpointStore).load(passwordSaga.name);
     return head === null || (checkpoint !== null && comparePositions(checkpoint, head) >= 0);
   });
 }

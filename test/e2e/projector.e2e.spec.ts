@@ -13,12 +13,20 @@ import {
   initialUserState,
   UserState,
 } from '@chronicle/domain';
-import { EventStore, NewEvent, openEventStore, Position, positionKey } from '@chronicle/event-store';
+import {
+  EventStore,
+  MongoCheckpointStore,
+  NewEvent,
+  openEventStore,
+  Position,
+  positionKey,
+  SqliteCheckpointStore,
+} from '@chronicle/event-store';
 import {
   ALL_PROJECTIONS,
   MongoReadStore,
   MongoRebuildTarget,
-  ProjectionRunner,
+  ProjectionProcessor,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
 } from '@chronicle/read-models';
@@ -97,7 +105,6 @@ describeOnDoubles('the projector process', () => {
     let killed = false;
     onMongoCommand = (db, command) => {
       if (db !== database || command.update !== 'checkpoints') return;
-      // The projections' checkpoint only: the password saga keeps its own in the same collection.
       const updates = command.updates as { q?: { _id?: unknown } }[] | undefined;
       if (updates?.[0]?.q?._id !== READ_MODELS_CHECKPOINT) return;
       if (!killed && ++checkpointWrites === 2) {
@@ -195,16 +202,18 @@ describeOnDoubles('the projector process', () => {
     await stalled.stop();
 
     const live = await MongoReadStore.connect(mongoUri());
+    const checkpoints = await MongoCheckpointStore.connect(mongoUri(), database);
     try {
       await new ReadModelRebuilder(
         store,
         new MongoRebuildTarget(live, mongoUri()),
         ALL_PROJECTIONS,
         READ_MODELS_CHECKPOINT,
-        [passwordSaga.name],
+        { checkpoints, names: [passwordSaga.name] },
       ).rebuild();
     } finally {
       await live.close();
+      await checkpoints.close();
     }
     const after = projector();
     await after.waitForOutput(/Caught up/);
@@ -235,8 +244,9 @@ describeOnDoubles('the projector process', () => {
     // Different batch sizes: the two overlap on every document with different batch boundaries.
     const runners = stores.map(
       (readStore, i) =>
-        new ProjectionRunner(store, readStore, ALL_PROJECTIONS, {
+        new ProjectionProcessor(store, readStore, ALL_PROJECTIONS, {
           checkpointName: READ_MODELS_CHECKPOINT,
+          parking: SqliteCheckpointStore.open(':memory:'),
           batchSize: [7, 13][i],
           logger: SILENT,
         }),
@@ -254,8 +264,9 @@ describeOnDoubles('the projector process', () => {
   async function cleanReplay() {
     const name = `clean_${randomUUID().replaceAll('-', '')}`;
     const readStore = await MongoReadStore.connect(mongoUri(name));
-    const runner = new ProjectionRunner(store, readStore, ALL_PROJECTIONS, {
+    const runner = new ProjectionProcessor(store, readStore, ALL_PROJECTIONS, {
       checkpointName: READ_MODELS_CHECKPOINT,
+      parking: SqliteCheckpointStore.open(':memory:'),
       logger: SILENT,
     });
     try {

@@ -15,6 +15,7 @@ import { Logger } from '@nestjs/common';
 import { AccountEvent, accountStreamName } from '@chronicle/domain';
 import {
   EventSubscription,
+  SqliteCheckpointStore,
   SqliteEventStore,
   SubscribeOptions,
   SubscriptionMessage,
@@ -42,7 +43,7 @@ describe('AccountSessions', () => {
 
   const newSessions = () => {
     directory = new AccountDirectory(store, new EventSourcedRepository(store, clock), clock);
-    return new AccountSessions(store, directory, clock, credentials);
+    return new AccountSessions(store, SqliteCheckpointStore.open(':memory:'), directory, clock, credentials);
   };
 
   /** Appends to the account's stream, as a handler of any process would. */
@@ -173,8 +174,8 @@ describe('AccountSessions', () => {
 
     expect(subscribe.mock.calls[1][0]).toMatchObject({ after: position });
     expect(failure).toHaveBeenCalledWith(
-      { err: new Error('connection lost') },
-      'Account sessions subscription failed; resubscribing',
+      'Processing failed after position 1: connection lost; retrying in 500 ms',
+      expect.stringContaining('Error: connection lost'),
     );
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
   });

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AccessTokenClaims, AccountDirectory, Clock, Principal } from '@chronicle/application';
 import {
   AccessTokenRevoked,
@@ -10,7 +10,14 @@ import {
   PasswordReset,
   Role,
 } from '@chronicle/domain';
-import { EventStore, EventSubscription, Position, RecordedEvent } from '@chronicle/event-store';
+import {
+  CheckpointStore,
+  EventProcessor,
+  EventStore,
+  Position,
+  ProcessorHandler,
+  RecordedEvent,
+} from '@chronicle/event-store';
 import { VerifiedCredentials } from './verified-credentials';
 
 interface Session {
@@ -20,8 +27,6 @@ interface Session {
   /** Milliseconds: tokens issued at or before this were revoked by a password change. */
   revokedBefore: number;
 }
-
-const RETRY_DELAY_MS = 500;
 
 /** The events apply() reads: the subscription skips every other. */
 const SESSION_EVENT_TYPES = [
@@ -38,32 +43,27 @@ const SESSION_EVENT_TYPES = [
  */
 @Injectable()
 export class AccountSessions implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(AccountSessions.name);
   private readonly sessions = new Map<string, Session>();
-  private subscription: EventSubscription | null = null;
-  private following: Promise<void> | null = null;
-  private lastPosition: Position | undefined;
-  private stopped = false;
+  private readonly processor: EventProcessor;
 
   constructor(
-    private readonly store: EventStore,
+    store: EventStore,
+    parking: CheckpointStore,
     private readonly directory: AccountDirectory,
     private readonly clock: Clock,
     private readonly verifiedCredentials: VerifiedCredentials,
-  ) {}
-
-  /** Resolves once the history is applied; then follows live events until shutdown. */
-  onApplicationBootstrap(): Promise<void> {
-    return new Promise((caughtUp) => {
-      this.following = this.follow(caughtUp);
-    });
+  ) {
+    this.processor = new EventProcessor(store, this.handler(), { parking, retryDelayMs: 500 });
   }
 
-  /** Returns once the loop has ended: no subscription is reopened on a store about to close. */
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    await this.subscription?.close();
-    await this.following;
+  /** Resolves once the history is applied; then follows live events until shutdown. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.processor.start();
+  }
+
+  /** Returns once the processor has stopped: no subscription is reopened on a store about to close. */
+  onApplicationShutdown(): Promise<void> {
+    return this.processor.stop();
   }
 
   async principalFor(claims: AccessTokenClaims): Promise<Principal | null> {
@@ -94,28 +94,22 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     if (session) session.revokedBefore = Math.max(session.revokedBefore, Date.parse(instant));
   }
 
-  private async follow(caughtUp: () => void): Promise<void> {
-    while (!this.stopped) {
-      try {
-        this.subscription = this.store.subscribeToAll({
-          after: this.lastPosition,
-          eventTypes: SESSION_EVENT_TYPES,
-        });
-        for await (const message of this.subscription) {
-          if (message.kind === 'caught-up') caughtUp();
-          else if (message.kind === 'checkpoint') this.lastPosition = message.position;
-          else this.apply(message.event);
-        }
-      } catch (error) {
-        this.logger.error({ err: error }, 'Account sessions subscription failed; resubscribing');
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
-      }
-    }
-    caughtUp();
+  /** The sessions live in this process's memory, and so does their checkpoint. */
+  private handler(): ProcessorHandler {
+    let applied: Position | null = null;
+    return {
+      name: 'account-sessions',
+      eventTypes: SESSION_EVENT_TYPES,
+      loadCheckpoint: () => Promise.resolve(applied),
+      handle: (event) => this.apply(event),
+      commit: (upTo) => {
+        applied = upTo;
+        return Promise.resolve();
+      },
+    };
   }
 
   private apply(event: RecordedEvent): void {
-    this.lastPosition = event.position;
     switch (event.type) {
       case 'AccountOpened.v1': {
         const data = event.data as AccountOpened['data'];

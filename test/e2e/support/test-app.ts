@@ -8,7 +8,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { OpenAccountCommand, SeedCustomersCommand, SYSTEM_ACTOR } from '@chronicle/application';
 import { ChronicleConfig, parseConfig } from '@chronicle/config';
 import { comparePositions, EventStore, formatPosition, Position } from '@chronicle/event-store';
-import { ProjectionRunner, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
+import { ProjectionProcessor, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
 import { createApp } from '../../../apps/api/src/create-app';
 import { backendEnv, discardBackend, E2E_BACKEND, stopAtFileEnd } from './backend';
 import { ResponseChecker } from './openapi-responses';
@@ -97,7 +97,7 @@ export async function startTestApp(
     if (!head) return;
     if (projector) {
       await checkpointReaches(app.get(ReadStore), head, projector);
-    } else if (!(await app.get(ProjectionRunner).waitFor(head, SETTLE_TIMEOUT_MS))) {
+    } else if (!(await app.get(ProjectionProcessor).waitFor(head, SETTLE_TIMEOUT_MS))) {
       throw new Error(`The read models did not catch up within ${SETTLE_TIMEOUT_MS} ms`);
     }
   };

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { ChronicleConfig } from '@chronicle/config';
-import { EventStore, openEventStore } from '@chronicle/event-store';
+import { EventStore, openCheckpointStore, openEventStore } from '@chronicle/event-store';
 import { passwordSaga } from '@chronicle/application';
 import {
   ALL_PROJECTIONS,
@@ -110,11 +110,18 @@ async function runHere<C extends ControlCommand>(
 ): Promise<ControlResult<C>> {
   const eventStore: EventStore = openEventStore(config);
   try {
-    const rebuilder = new ReadModelRebuilder(eventStore, target, ALL_PROJECTIONS, READ_MODELS_CHECKPOINT, [
-      passwordSaga.name,
-    ]);
-    const result = command === 'rebuild' ? await rebuilder.rebuild(options) : await rebuilder.verify(options);
-    return result as ControlResult<C>;
+    const checkpoints = await openCheckpointStore(config);
+    try {
+      const rebuilder = new ReadModelRebuilder(eventStore, target, ALL_PROJECTIONS, READ_MODELS_CHECKPOINT, {
+        checkpoints,
+        names: [passwordSaga.name],
+      });
+      const result =
+        command === 'rebuild' ? await rebuilder.rebuild(options) : await rebuilder.verify(options);
+      return result as ControlResult<C>;
+    } finally {
+      await checkpoints.close();
+    }
   } finally {
     await eventStore.close();
   }

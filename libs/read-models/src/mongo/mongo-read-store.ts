@@ -1,4 +1,4 @@
-import { comparePositions, Position, positionKey } from '@chronicle/event-store';
+import { comparePositions, databaseFromUri, Position, positionKey } from '@chronicle/event-store';
 import {
   AnyBulkWriteOperation,
   Collection,
@@ -473,10 +473,4 @@ function userView(record: UserRecord): UserDocument {
   const view: Record<string, unknown> = { id: record._id };
   for (const field of USER_FIELDS) if (record[field] !== undefined) view[field] = record[field];
   return view as unknown as UserDocument;
-}
-
-/** The database named in a connection string's path (`mongodb://host/name?...`), if any. */
-export function databaseFromUri(uri: string): string | undefined {
-  const match = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]+)/.exec(uri);
-  return match ? decodeURIComponent(match[1]) : undefined;
 }
