@@ -1,7 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import type { ParsedMail } from 'mailparser';
 import { Clock, passwordSaga } from '@chronicle/application';
-import { accountStreamName } from '@chronicle/domain';
 import { CheckpointStore, comparePositions, EventStore, Position } from '@chronicle/event-store';
 import { startSmtpCatcher } from '../support/smtp-catcher';
 import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
@@ -324,10 +323,12 @@ describe('password reset across restarts and time', () => {
     const account = await first.createAccount();
     expect((await putPassword(first.url, { email: account.email })).status).toBe(202);
     // The saga has issued the token, so it was at the send when the process stopped.
-    const accountEvents = () => first.app.get(EventStore).readStream(accountStreamName(account.accountId));
-    await eventually('the reset token', async () =>
-      (await accountEvents()).some((event) => event.type === 'ResetTokenIssued.v1'),
-    );
+    await eventually('the reset token', async () => {
+      for await (const event of first.app.get(EventStore).readAll({ eventTypes: ['ResetTokenIssued.v1'] })) {
+        if ((event.data as { accountId?: string }).accountId === account.accountId) return true;
+      }
+      return false;
+    });
     await first.stop();
 
     const catcher = await startSmtpCatcher();

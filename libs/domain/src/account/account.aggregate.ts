@@ -1,15 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import { AlreadyExistsError, DomainError, NotFoundError, ValidationError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
 import { checkEmail, isFieldError } from '../shared/values';
 import { AccountEvent, Role } from './account.events';
-
-export interface ResetToken {
-  hash: string;
-  issuedAt: string;
-  expiresAt: string;
-  used: boolean;
-}
 
 export interface Account {
   exists: true;
@@ -22,15 +14,11 @@ export interface Account {
   revokedTokenIds: ReadonlySet<string>;
   /** Access tokens issued at or before this instant are revoked (set by a password change). */
   accessTokensRevokedBefore: string | null;
-  /** When the password last changed: reset tokens issued before it are void. */
-  passwordChangedAt: string | null;
-  resetTokens: ReadonlyMap<string, ResetToken>;
-  /** Reset requests whose e-mail went out. */
-  resetRequestsMailed: ReadonlySet<string>;
-  /** Password changes whose tokens were invalidated and revoked. */
-  changesCompleted: ReadonlySet<string>;
-  /** Password changes whose notice e-mail went out. */
-  changesNotified: ReadonlySet<string>;
+  /**
+   * Counts the password's resets and changes. A reset token holds the count at its issue and works
+   * only while it is unchanged: used once, or overtaken by any change, it is void (no clocks compared).
+   */
+  credentialsVersion: number;
 }
 export type AccountState = Initial | Account;
 export const initialAccountState: AccountState = { exists: false };
@@ -80,26 +68,13 @@ export interface RevokeAccessToken {
   now: string;
 }
 
-export interface IssueResetToken {
-  type: 'IssueResetToken';
-  requestId: string;
-  tokenId: string;
-  tokenHash: string;
-  now: string;
-  expiresAt: string;
-}
-
-export interface RecordResetEmailSent {
-  type: 'RecordResetEmailSent';
-  requestId: string;
-  tokenId: string;
-  now: string;
-}
-
+/** The token was checked against its reset request (hash, expiry): the account checks it is still current. */
 export interface ResetPassword {
   type: 'ResetPassword';
-  /** SHA-256 of the token the client presented. */
-  tokenHash: string;
+  /** The request the token was issued for. */
+  tokenId: string;
+  /** The account's credentials version when the token was issued. */
+  tokenCredentialsVersion: number;
   passwordHash: string;
   now: string;
 }
@@ -112,47 +87,12 @@ export interface ChangePassword {
   now: string;
 }
 
-/** The saga's follow-up to a PasswordReset or PasswordChanged event with id `changeId`. */
-export interface CompletePasswordChange {
-  type: 'CompletePasswordChange';
-  changeId: string;
-  changedAt: string;
-}
-
-export interface RecordPasswordChangeNotice {
-  type: 'RecordPasswordChangeNotice';
-  changeId: string;
-  now: string;
-}
-
 export type AccountCommand =
-  | OpenAccount
-  | IssueAccessToken
-  | RevokeAccessToken
-  | IssueResetToken
-  | RecordResetEmailSent
-  | ResetPassword
-  | ChangePassword
-  | CompletePasswordChange
-  | RecordPasswordChangeNotice;
+  OpenAccount | IssueAccessToken | RevokeAccessToken | ResetPassword | ChangePassword;
 
 function requireAccount(state: AccountState): Account {
   if (!state.exists) throw new NotFoundError('Account');
   return state;
-}
-
-/** A reset token works once, before it expires, and only if the password has not changed since. */
-export function isResetTokenUsable(account: Account, token: ResetToken, now: string): boolean {
-  if (token.used || Date.parse(now) >= Date.parse(token.expiresAt)) return false;
-  return (
-    account.passwordChangedAt === null || Date.parse(token.issuedAt) > Date.parse(account.passwordChangedAt)
-  );
-}
-
-function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 export function decideAccount(command: AccountCommand, state: AccountState): AccountEvent[] {
@@ -194,45 +134,19 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
           data: { accountId, tokenId: command.tokenId, revokedAt: command.now },
         },
       ];
-    case 'IssueResetToken':
-      return [
-        {
-          type: 'ResetTokenIssued.v1',
-          data: {
-            accountId,
-            requestId: command.requestId,
-            tokenId: command.tokenId,
-            tokenHash: command.tokenHash,
-            issuedAt: command.now,
-            expiresAt: command.expiresAt,
-          },
-        },
-      ];
-    case 'RecordResetEmailSent':
-      if (account.resetRequestsMailed.has(command.requestId)) return [];
-      return [
-        {
-          type: 'PasswordResetEmailSent.v1',
-          data: { accountId, requestId: command.requestId, tokenId: command.tokenId, sentAt: command.now },
-        },
-      ];
-    case 'ResetPassword': {
-      // Every stored hash is compared, in constant time, so timing tells nothing about which matched.
-      let match: string | null = null;
-      for (const [tokenId, token] of account.resetTokens) {
-        if (sameHash(token.hash, command.tokenHash)) match = tokenId;
-      }
-      const token = match === null ? undefined : account.resetTokens.get(match);
-      if (match === null || !token || !isResetTokenUsable(account, token, command.now)) {
-        throw new InvalidResetTokenError();
-      }
+    case 'ResetPassword':
+      if (command.tokenCredentialsVersion !== account.credentialsVersion) throw new InvalidResetTokenError();
       return [
         {
           type: 'PasswordReset.v1',
-          data: { accountId, tokenId: match, passwordHash: command.passwordHash, resetAt: command.now },
+          data: {
+            accountId,
+            tokenId: command.tokenId,
+            passwordHash: command.passwordHash,
+            resetAt: command.now,
+          },
         },
       ];
-    }
     case 'ChangePassword':
       // Only the credentials matter: other writes to the account (token issues) never stop it.
       if (account.passwordHash !== command.verifiedPasswordHash) throw new PasswordChangedMeanwhileError();
@@ -240,31 +154,6 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
         {
           type: 'PasswordChanged.v1',
           data: { accountId, passwordHash: command.passwordHash, changedAt: command.now },
-        },
-      ];
-    case 'CompletePasswordChange': {
-      if (account.changesCompleted.has(command.changeId)) return [];
-      const changedAt = Date.parse(command.changedAt);
-      const outstanding = [...account.resetTokens]
-        .filter(([, token]) => !token.used && Date.parse(token.issuedAt) <= changedAt)
-        .map(([tokenId]) => tokenId);
-      return [
-        {
-          type: 'ResetTokensInvalidated.v1',
-          data: { accountId, changeId: command.changeId, tokenIds: outstanding },
-        },
-        {
-          type: 'AccessTokensRevoked.v1',
-          data: { accountId, changeId: command.changeId, revokedBefore: command.changedAt },
-        },
-      ];
-    }
-    case 'RecordPasswordChangeNotice':
-      if (account.changesNotified.has(command.changeId)) return [];
-      return [
-        {
-          type: 'PasswordChangeNoticeSent.v1',
-          data: { accountId, changeId: command.changeId, sentAt: command.now },
         },
       ];
   }
@@ -284,11 +173,7 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       passwordHash: event.data.passwordHash,
       revokedTokenIds: new Set(),
       accessTokensRevokedBefore: null,
-      passwordChangedAt: null,
-      resetTokens: new Map(),
-      resetRequestsMailed: new Set(),
-      changesCompleted: new Set(),
-      changesNotified: new Set(),
+      credentialsVersion: 0,
     };
   }
   if (!state.exists) return state;
@@ -297,46 +182,32 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       return state;
     case 'AccessTokenRevoked.v1':
       return { ...state, revokedTokenIds: new Set([...state.revokedTokenIds, event.data.tokenId]) };
-    case 'ResetTokenIssued.v1':
+    case 'PasswordReset.v1':
       return {
         ...state,
-        resetTokens: new Map(state.resetTokens).set(event.data.tokenId, {
-          hash: event.data.tokenHash,
-          issuedAt: event.data.issuedAt,
-          expiresAt: event.data.expiresAt,
-          used: false,
-        }),
-      };
-    case 'PasswordResetEmailSent.v1':
-      return { ...state, resetRequestsMailed: new Set([...state.resetRequestsMailed, event.data.requestId]) };
-    case 'PasswordReset.v1': {
-      const resetTokens = new Map(state.resetTokens);
-      const token = resetTokens.get(event.data.tokenId);
-      if (token) resetTokens.set(event.data.tokenId, { ...token, used: true });
-      return {
-        ...state,
-        resetTokens,
         passwordHash: event.data.passwordHash,
-        passwordChangedAt: event.data.resetAt,
+        credentialsVersion: state.credentialsVersion + 1,
         accessTokensRevokedBefore: later(state.accessTokensRevokedBefore, event.data.resetAt),
       };
-    }
     case 'PasswordChanged.v1':
       return {
         ...state,
         passwordHash: event.data.passwordHash,
-        passwordChangedAt: event.data.changedAt,
+        credentialsVersion: state.credentialsVersion + 1,
         accessTokensRevokedBefore: later(state.accessTokensRevokedBefore, event.data.changedAt),
       };
+    // The reset requests' and password changes' follow-ups, kept in streams of their own since;
+    // those an older build wrote here change nothing the account decides on.
+    case 'ResetTokenIssued.v1':
+    case 'PasswordResetEmailSent.v1':
     case 'ResetTokensInvalidated.v1':
-      return { ...state, changesCompleted: new Set([...state.changesCompleted, event.data.changeId]) };
+    case 'PasswordChangeNoticeSent.v1':
+      return state;
     case 'AccessTokensRevoked.v1':
       return {
         ...state,
         accessTokensRevokedBefore: later(state.accessTokensRevokedBefore, event.data.revokedBefore),
       };
-    case 'PasswordChangeNoticeSent.v1':
-      return { ...state, changesNotified: new Set([...state.changesNotified, event.data.changeId]) };
   }
 }
 
