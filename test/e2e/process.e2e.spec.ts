@@ -1,22 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { runCliProcess } from './support/cli-process';
 import { backendEnv, basic, newDataDir } from './support/test-app';
+import { freePort } from '../support/free-port';
 
 const ROOT = join(__dirname, '..', '..');
 const swcEnv = { SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForHealth(url: string, server: ChildProcess): Promise<void> {
   const deadline = Date.now() + 20_000;
