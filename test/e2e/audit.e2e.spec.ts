@@ -180,7 +180,16 @@ describe('audit of the event history', () => {
       headers: { authorization: basic(admin) },
     });
     expect(response.status).toBe(200);
-    const status = (await response.json()) as { head: string; projections: Array<Record<string, any>> };
+    const status = (await response.json()) as {
+      head: string;
+      projections: Array<Record<string, any>>;
+      sagas: Array<Record<string, any>>;
+      parked: unknown[];
+    };
+    expect(status.sagas).toEqual([
+      { name: 'saga:password', checkpoint: expect.any(String), lag: 0, lagExact: true },
+    ]);
+    expect(status.parked).toEqual([]);
     expect(status.projections.map((projection) => projection.name)).toEqual(['customers', 'users']);
     for (const projection of status.projections) {
       expect(projection).toEqual({

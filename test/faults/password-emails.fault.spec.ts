@@ -1,7 +1,5 @@
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ParsedMail } from 'mailparser';
-import { EVENTS_FILE, SqliteCheckpointStore } from '@chronicle/event-store';
 import { runCliWithInput } from '../e2e/support/cli-process';
 import { ProjectorProcess, startAppProcess } from '../e2e/support/projector-process';
 import { newDataDir } from '../e2e/support/test-app';
@@ -143,7 +141,9 @@ describe('password e-mails under faults', () => {
     const started = Date.now();
     await catcher.waitFor((mail) => to(mail) === 'fine@example.com', 15_000);
     expect(Date.now() - started).toBeLessThan(5_000);
-    await kill9(first);
+    // Stopped, not killed: a kill between a send and its record would send it again (same token and id).
+    await first.process.stop();
+    running.delete(first.process);
 
     const second = await startApi(dataDir, catcher.url);
     await createAccount(dataDir, 'later@example.com');
@@ -152,19 +152,46 @@ describe('password e-mails under faults', () => {
     await second.process.stop();
     running.delete(second.process);
 
-    const checkpoints = SqliteCheckpointStore.open(join(dataDir, EVENTS_FILE));
-    try {
-      const parked = await checkpoints.parked('saga:password');
-      expect(parked).toEqual([
-        expect.objectContaining({
-          type: 'PasswordResetRequested.v1',
-          attempts: 1,
-          reason: expect.stringMatching(/refused the message: .*550/),
-        }),
-      ]);
-    } finally {
-      await checkpoints.close();
-    }
+    const status = await runCliWithInput(dataDir, null, 'projections', 'status');
+    expect(status.code).toBe(0);
+    const { parked, sagas } = JSON.parse(status.stdout) as {
+      parked: Array<Record<string, unknown>>;
+      sagas: Array<Record<string, unknown>>;
+    };
+    expect(parked).toEqual([
+      expect.objectContaining({
+        processor: 'saga:password',
+        type: 'PasswordResetRequested.v1',
+        attempts: 1,
+        reason: expect.stringMatching(/refused the message: .*550/),
+      }),
+    ]);
+    expect(sagas).toEqual([expect.objectContaining({ name: 'saga:password', lag: 0 })]);
     expect(catcher.messages.map(to)).toEqual(['fine@example.com', 'later@example.com']);
+
+    // The mailbox is fixed: an operator retries the parked message, and it goes out once.
+    catcher.rejectRecipient('bounce@example.com', false);
+    const smtpUrl = process.env.SMTP_URL;
+    process.env.SMTP_URL = `${catcher.url}?pool=false`;
+    try {
+      const retried = await runCliWithInput(
+        dataDir,
+        null,
+        'projections',
+        'parked',
+        'retry',
+        'saga:password',
+        String(parked[0].eventId),
+      );
+      expect(retried).toMatchObject({ code: 0, stdout: '{"retried":true}\n' });
+    } finally {
+      if (smtpUrl === undefined) delete process.env.SMTP_URL;
+      else process.env.SMTP_URL = smtpUrl;
+    }
+    const after = JSON.parse((await runCliWithInput(dataDir, null, 'projections', 'status')).stdout) as {
+      parked: unknown[];
+    };
+    expect(after.parked).toEqual([]);
+    expect(catcher.messages.map(to)).toEqual(['fine@example.com', 'later@example.com', 'bounce@example.com']);
   });
 });

@@ -16,8 +16,8 @@ export interface SmtpCatcher {
    * with a 250: the sender cannot know they arrived, as when it dies mid-send.
    */
   holdReplies(): void;
-  /** Refuses `address` as a recipient for good (550), as a bouncing mailbox does. */
-  rejectRecipient(address: string): void;
+  /** Refuses `address` as a recipient for good (550), as a bouncing mailbox does; false: accepts it again. */
+  rejectRecipient(address: string, rejecting?: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -105,8 +105,9 @@ export async function startSmtpCatcher(): Promise<SmtpCatcher> {
     holdReplies() {
       holding = true;
     },
-    rejectRecipient(address) {
-      rejected.add(address.toLowerCase());
+    rejectRecipient(address, rejecting = true) {
+      if (rejecting) rejected.add(address.toLowerCase());
+      else rejected.delete(address.toLowerCase());
     },
     stop: () => new Promise<void>((resolve) => server.close(resolve)),
   };

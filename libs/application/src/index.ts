@@ -25,3 +25,5 @@ export * from './sagas/saga-processor';
 export * from './sagas/sagas.module';
 export * from './projections/projections-admin.module';
 export * from './projections/get-projection-status/get-projection-status.query';
+export * from './projections/get-projection-status/get-projection-status.handler';
+export * from './sagas/parked-messages';

@@ -1,7 +1,9 @@
+import { INestApplicationContext } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { Command } from 'commander';
 import { ChronicleConfig } from '@chronicle/config';
-import { EventStore, openCheckpointStore, openEventStore } from '@chronicle/event-store';
-import { passwordSaga } from '@chronicle/application';
+import { CheckpointStore, EventStore, openCheckpointStore, openEventStore } from '@chronicle/event-store';
+import { passwordSaga, projectionsStatus, retryParkedMessage } from '@chronicle/application';
 import {
   ALL_PROJECTIONS,
   ControlCommand,
@@ -37,8 +39,60 @@ interface OperationOptions {
   signal: AbortSignal;
 }
 
-export function registerProjectionsCommands(program: Command, config: () => ChronicleConfig): void {
-  const projections = program.command('projections').description('Read models: rebuild and verify');
+type WithApp = <T>(config: ChronicleConfig, work: (app: INestApplicationContext) => Promise<T>) => Promise<T>;
+
+export function registerProjectionsCommands(
+  program: Command,
+  config: () => ChronicleConfig,
+  withApp: WithApp,
+): void {
+  const projections = program
+    .command('projections')
+    .description('Read models and sagas: status, parked messages, rebuild and verify');
+  projections
+    .command('status')
+    .description(
+      "Each saga's checkpoint and lag, the parked messages, and the read models' (only with MONGODB_URI: " +
+        'in-memory read models live in the servers, GET /api/v1/admin/projections shows them)',
+    )
+    .action(async () => {
+      const status = await withApp(config(), async (app) => {
+        const live = config().mongodbUri ? await MongoReadStore.connect(config().mongodbUri!) : null;
+        try {
+          return await projectionsStatus(app.get(EventStore), live, app.get(CheckpointStore));
+        } finally {
+          await live?.close();
+        }
+      });
+      printJson(status);
+    });
+  const parked = projections.command('parked').description('Messages a processor gave up on');
+  parked
+    .command('retry <processor> <event-id>')
+    .description(
+      'Run a parked saga message again now; unparked if it succeeds, parked with the new reason if not',
+    )
+    .action(async (processor: string, eventId: string) => {
+      printJson(
+        await withApp(config(), (app) =>
+          retryParkedMessage(
+            app.get(EventStore),
+            app.get(CheckpointStore),
+            app.get(CommandBus),
+            processor,
+            eventId,
+          ),
+        ),
+      );
+    });
+  parked
+    .command('drop <processor> <event-id>')
+    .description('Forget a parked message: it will never be handled')
+    .action(async (processor: string, eventId: string) => {
+      const dropped = await withApp(config(), (app) => app.get(CheckpointStore).unpark(processor, eventId));
+      printJson({ dropped });
+      if (!dropped) throw new CommandFailedError(1);
+    });
   projections
     .command('rebuild')
     .description('Replay every event into fresh read models and swap them in once caught up')

@@ -1,10 +1,73 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { EventStore, formatPosition, Position } from '@chronicle/event-store';
+import { CheckpointStore, EventStore, formatPosition, Position } from '@chronicle/event-store';
 import { ALL_PROJECTIONS, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
-import { GetProjectionStatusQuery, ProjectionsStatus } from './get-projection-status.query';
+import { passwordSaga } from '../../sagas/password.saga';
+import { GetProjectionStatusQuery, ProjectionStatus, ProjectionsStatus } from './get-projection-status.query';
 
 /** Events counted for a lag: enough to tell "a little behind" from "far behind" without reading the history. */
 export const LAG_COUNT_CAP = 10_000;
+
+const SAGAS = [passwordSaga];
+
+/**
+ * Every processor's checkpoint and lag, and the parked messages. `readStore` null: the read models
+ * live in other processes' memory (the CLI on the embedded default), so they are left out.
+ */
+export async function projectionsStatus(
+  eventStore: EventStore,
+  readStore: ReadStore | null,
+  checkpoints: CheckpointStore,
+): Promise<ProjectionsStatus> {
+  const [head, readModels, parked, sagas] = await Promise.all([
+    eventStore.headPosition(),
+    readStore === null ? Promise.resolve(null) : readStore.getCheckpoint(READ_MODELS_CHECKPOINT),
+    checkpoints.parked(),
+    Promise.all(SAGAS.map(async (saga) => ({ saga, checkpoint: await checkpoints.load(saga.name) }))),
+  ]);
+  // Every projection is fed by the one processor, so they share its checkpoint.
+  const projections = readStore === null ? null : await lagAfter(eventStore, readModels);
+  return {
+    head: head === null ? null : formatPosition(head),
+    projections: projections === null ? [] : ALL_PROJECTIONS.map(({ name }) => ({ name, ...projections })),
+    sagas: await Promise.all(
+      sagas.map(async ({ saga, checkpoint }) => ({
+        name: saga.name,
+        ...(await lagAfter(eventStore, checkpoint, saga.eventTypes)),
+      })),
+    ),
+    parked: parked.map((message) => ({
+      processor: message.processor,
+      eventId: message.eventId,
+      stream: message.stream,
+      type: message.type,
+      position: formatPosition(message.position),
+      reason: message.reason,
+      attempts: message.attempts,
+      parkedAt: message.parkedAt,
+    })),
+  };
+}
+
+/** Positions are not event counts on EventStoreDB, so the events (of `eventTypes`, if given) are counted. */
+async function lagAfter(
+  eventStore: EventStore,
+  checkpoint: Position | null,
+  eventTypes?: readonly string[],
+): Promise<Omit<ProjectionStatus, 'name'>> {
+  let count = 0;
+  const options = {
+    limit: LAG_COUNT_CAP + 1,
+    ...(checkpoint === null ? {} : { after: checkpoint }),
+    ...(eventTypes === undefined ? {} : { eventTypes }),
+  };
+  for await (const _event of eventStore.readAll(options)) count++;
+  const exact = count <= LAG_COUNT_CAP;
+  return {
+    checkpoint: checkpoint === null ? null : formatPosition(checkpoint),
+    lag: exact ? count : LAG_COUNT_CAP,
+    lagExact: exact,
+  };
+}
 
 @QueryHandler(GetProjectionStatusQuery)
 export class GetProjectionStatusHandler implements IQueryHandler<
@@ -14,32 +77,10 @@ export class GetProjectionStatusHandler implements IQueryHandler<
   constructor(
     private readonly eventStore: EventStore,
     private readonly readStore: ReadStore,
+    private readonly checkpoints: CheckpointStore,
   ) {}
 
-  async execute(): Promise<ProjectionsStatus> {
-    const [head, checkpoint] = await Promise.all([
-      this.eventStore.headPosition(),
-      this.readStore.getCheckpoint(READ_MODELS_CHECKPOINT),
-    ]);
-    const lag = await this.countAfter(checkpoint);
-    // Every projection is fed by the one runner, so they share its checkpoint.
-    return {
-      head: head === null ? null : formatPosition(head),
-      projections: ALL_PROJECTIONS.map((projection) => ({
-        name: projection.name,
-        checkpoint: checkpoint === null ? null : formatPosition(checkpoint),
-        lag: lag.count,
-        lagExact: lag.exact,
-      })),
-    };
-  }
-
-  /** Positions are not event counts on EventStoreDB, so the events are counted. */
-  private async countAfter(checkpoint: Position | null): Promise<{ count: number; exact: boolean }> {
-    let count = 0;
-    const options =
-      checkpoint === null ? { limit: LAG_COUNT_CAP + 1 } : { after: checkpoint, limit: LAG_COUNT_CAP + 1 };
-    for await (const _event of this.eventStore.readAll(options)) count++;
-    return count > LAG_COUNT_CAP ? { count: LAG_COUNT_CAP, exact: false } : { count, exact: true };
+  execute(): Promise<ProjectionsStatus> {
+    return projectionsStatus(this.eventStore, this.readStore, this.checkpoints);
   }
 }
