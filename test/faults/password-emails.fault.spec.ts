@@ -1,10 +1,9 @@
 import { rmSync } from 'node:fs';
 import type { ParsedMail } from 'mailparser';
 import { runCliWithInput } from '../e2e/support/cli-process';
-import { ProjectorProcess, startAppProcess } from '../e2e/support/projector-process';
 import { newDataDir } from '../e2e/support/test-app';
 import { SmtpCatcher, startSmtpCatcher } from '../support/smtp-catcher';
-import { freePort } from '../support/free-port';
+import { kill9, running, startApi } from './support/api-process';
 
 /**
  * Password e-mails under faults (issue 21): the API as a child process on the embedded default,
@@ -12,45 +11,6 @@ import { freePort } from '../support/free-port';
  */
 
 const PASSWORD = 'fault-test-passphrase';
-
-interface Api {
-  url: string;
-  process: ProjectorProcess;
-}
-
-const running = new Set<ProjectorProcess>();
-
-async function startApi(dataDir: string, smtpUrl: string): Promise<Api> {
-  const port = await freePort();
-  const child = startAppProcess('api', {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    SMTP_URL: `${smtpUrl}?pool=false`,
-    LOG_LEVEL: 'info',
-    // Limits are another issue's: here many requests for one address must get through.
-    RESET_REQUESTS_PER_EMAIL: '100',
-    RESET_REQUESTS_PER_CLIENT: '100',
-  });
-  running.add(child);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exit()) throw new Error(`The API exited at start:\n${child.output()}`);
-    try {
-      if ((await fetch(`${url}/health/live`)).ok) return { url, process: child };
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) throw new Error(`The API did not listen within 30 s:\n${child.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function kill9(api: Api): Promise<void> {
-  process.kill(api.process.pid, 'SIGKILL');
-  await api.process.exited;
-  running.delete(api.process);
-}
 
 async function createAccount(dataDir: string, email: string): Promise<void> {
   const created = await runCliWithInput(
@@ -90,14 +50,14 @@ describe('password e-mails under faults', () => {
   });
 
   it('sends nothing after a restart for requests made before the address had an account', async () => {
-    const first = await startApi(dataDir, catcher.url);
+    const first = await startApi(dataDir, { SMTP_URL: `${catcher.url}?pool=false` });
     for (let i = 0; i < 10; i++) {
       expect((await putPassword(first.url, { email: 'late@example.com' })).status).toBe(202);
     }
     await createAccount(dataDir, 'late@example.com');
     await kill9(first);
 
-    const second = await startApi(dataDir, catcher.url);
+    const second = await startApi(dataDir, { SMTP_URL: `${catcher.url}?pool=false` });
     // The saga handles requests in order: once a later one is mailed, the earlier ones were handled.
     await createAccount(dataDir, 'known@example.com');
     expect((await putPassword(second.url, { email: 'known@example.com' })).status).toBe(202);
@@ -109,7 +69,7 @@ describe('password e-mails under faults', () => {
   it('killed while the mail server holds its reply, sends the same token under the same Message-ID after a restart', async () => {
     await createAccount(dataDir, 'ada@example.com');
     catcher.holdReplies();
-    const first = await startApi(dataDir, catcher.url);
+    const first = await startApi(dataDir, { SMTP_URL: `${catcher.url}?pool=false` });
     expect((await putPassword(first.url, { email: 'ada@example.com' })).status).toBe(202);
     // The message is at the server; its 250 never reaches the sender, which dies waiting for it.
     const firstSend = await catcher.waitFor((mail) => to(mail) === 'ada@example.com', 15_000);
@@ -117,7 +77,7 @@ describe('password e-mails under faults', () => {
     await catcher.stop();
     catcher = await startSmtpCatcher();
 
-    const second = await startApi(dataDir, catcher.url);
+    const second = await startApi(dataDir, { SMTP_URL: `${catcher.url}?pool=false` });
     const resent = await catcher.waitFor((mail) => to(mail) === 'ada@example.com', 15_000);
 
     expect(resent.messageId).toBe(firstSend.messageId);
@@ -135,7 +95,7 @@ describe('password e-mails under faults', () => {
     await createAccount(dataDir, 'bounce@example.com');
     await createAccount(dataDir, 'fine@example.com');
     catcher.rejectRecipient('bounce@example.com');
-    const first = await startApi(dataDir, catcher.url);
+    const first = await startApi(dataDir, { SMTP_URL: `${catcher.url}?pool=false` });
     expect((await putPassword(first.url, { email: 'bounce@example.com' })).status).toBe(202);
     expect((await putPassword(first.url, { email: 'fine@example.com' })).status).toBe(202);
     const started = Date.now();
@@ -145,7 +105,7 @@ describe('password e-mails under faults', () => {
     await first.process.stop();
     running.delete(first.process);
 
-    const second = await startApi(dataDir, catcher.url);
+    const second = await startApi(dataDir, { SMTP_URL: `${catcher.url}?pool=false` });
     await createAccount(dataDir, 'later@example.com');
     expect((await putPassword(second.url, { email: 'later@example.com' })).status).toBe(202);
     await catcher.waitFor((mail) => to(mail) === 'later@example.com', 15_000);

@@ -7,7 +7,7 @@ import { ChronicleConfig } from '@chronicle/config';
 import { AppModule } from './app.module';
 import { edgeOptions, installEdge } from './http/edge';
 import { completeDocument } from './http/openapi';
-import { createLogger, logRequests } from './http/logging';
+import { createLogger, logRequests, startupLogger } from './http/logging';
 
 /** Builds the HTTP application (not yet listening): used by main.ts and by the e2e tests. */
 export async function createApp(config: ChronicleConfig): Promise<NestFastifyApplication> {
@@ -26,7 +26,8 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
   });
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, {
-    bufferLogs: true,
+    // Never buffered: an error while the app is built is written at once.
+    logger: startupLogger(logger),
     // The edge's own parsers take the bodies (installEdge).
     bodyParser: false,
   });

@@ -22,9 +22,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const app = await NestFactory.createApplicationContext(ProjectorModule.forRoot(config, settings), {
-    bufferLogs: true,
-  });
+  // Not buffered: an error while the process starts is written at once (as text until pino takes over).
+  const app = await NestFactory.createApplicationContext(ProjectorModule.forRoot(config, settings));
   app.useLogger(app.get(Logger));
   // SIGTERM/SIGINT: stop the workers after their batch in hand, release the lease, close the stores.
   app.enableShutdownHooks();

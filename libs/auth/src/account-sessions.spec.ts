@@ -89,6 +89,11 @@ describe('AccountSessions', () => {
     }
     throw new Error('the sessions never applied the event');
   };
+  /** Starts following the store and waits for the history to be applied. */
+  const caughtUp = async () => {
+    sessions.onApplicationBootstrap();
+    await eventually(() => Promise.resolve(sessions.isCaughtUp));
+  };
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'account-sessions-'));
@@ -106,7 +111,7 @@ describe('AccountSessions', () => {
 
   it('answers the principal of a live token, with the roles of its account', async () => {
     await write('a1', opened('a1', ['user', 'admin']));
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1', ['user', 'admin']));
   });
@@ -114,7 +119,7 @@ describe('AccountSessions', () => {
   it('follows only the session events, and answers for a delivered account without reading its stream', async () => {
     const subscribe = jest.spyOn(store, 'subscribeToAll');
     await write('a1', opened('a1'));
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
     const findById = jest.spyOn(directory, 'findById');
 
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
@@ -137,7 +142,7 @@ describe('AccountSessions', () => {
 
   it('closes its subscription on shutdown and returns once its loop has ended', async () => {
     const subscribe = jest.spyOn(store, 'subscribeToAll');
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
     const [subscription] = subscribe.mock.results.map((result) => result.value as { isClosed: boolean });
 
     await sessions.onApplicationShutdown();
@@ -168,7 +173,7 @@ describe('AccountSessions', () => {
       [toNewEvent(opened('a1'), context, clock.now())],
       'no_stream',
     );
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     await eventually(() => Promise.resolve(subscribe.mock.calls.length === 2));
 
@@ -182,7 +187,7 @@ describe('AccountSessions', () => {
 
   it('refuses a token from the instant it expires', async () => {
     await write('a1', opened('a1'));
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time + 1 }))).toEqual(principal('a1'));
     expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time }))).toBeNull();
@@ -194,7 +199,7 @@ describe('AccountSessions', () => {
       type: 'PasswordChanged.v1',
       data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(changedAt) },
     });
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     expect(await sessions.principalFor(claims('a1', { issuedAt: changedAt }))).toBeNull();
     expect(await sessions.principalFor(claims('a1', { issuedAt: changedAt - 1 }))).toBeNull();
@@ -209,7 +214,7 @@ describe('AccountSessions', () => {
     ['AccessTokensRevoked.v1', (at: string) => ({ accountId: 'a1', changeId: 'c', revokedBefore: at })],
   ] as const)('revokes older tokens on %s', async (type, data) => {
     await write('a1', opened('a1'), { type, data: data(iso(clock.time)) } as AccountEvent);
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     expect(await sessions.principalFor(claims('a1'))).toBeNull();
     expect(await sessions.principalFor(claims('a1', { issuedAt: clock.time + 1 }))).toEqual(principal('a1'));
@@ -217,7 +222,7 @@ describe('AccountSessions', () => {
 
   it('applies live events: a token revoked by another process stops working', async () => {
     await write('a1', opened('a1'));
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
 
     await write('a1', {
@@ -226,6 +231,41 @@ describe('AccountSessions', () => {
     });
 
     await eventually(async () => (await sessions.principalFor(claims('a1'))) === null);
+    expect(await sessions.principalFor(claims('a1', { tokenId: 't-2' }))).toEqual({
+      ...principal('a1'),
+      tokenId: 't-2',
+    });
+  });
+
+  it('before the catch-up, trusts no session the replay has only opened: a revocation further on holds', async () => {
+    await write('a1', opened('a1'), {
+      type: 'AccessTokenRevoked.v1',
+      data: { accountId: 'a1', tokenId: 't-1', revokedAt: iso(clock.time) },
+    });
+    const real = store.subscribeToAll.bind(store);
+    // The replay delivers the opening, then stalls before the revocation, as a long history does.
+    jest.spyOn(store, 'subscribeToAll').mockImplementationOnce((options?: SubscribeOptions) => {
+      const inner = real(options);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      return {
+        close: async () => {
+          release();
+          await inner.close();
+        },
+        async *[Symbol.asyncIterator](): AsyncGenerator<SubscriptionMessage> {
+          for await (const message of inner) {
+            yield message;
+            if (message.kind === 'event') await held;
+          }
+        },
+      };
+    });
+    sessions.onApplicationBootstrap();
+    await eventually(() => Promise.resolve(sessions.position !== null));
+
+    expect(sessions.isCaughtUp).toBe(false);
+    expect(await sessions.principalFor(claims('a1'))).toBeNull();
     expect(await sessions.principalFor(claims('a1', { tokenId: 't-2' }))).toEqual({
       ...principal('a1'),
       tokenId: 't-2',

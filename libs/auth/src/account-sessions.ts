@@ -26,6 +26,11 @@ interface Session {
   revokedTokenIds: Set<string>;
   /** Milliseconds: tokens issued at or before this were revoked by a password change. */
   revokedBefore: number;
+  /**
+   * Read whole from the account's stream: complete from the start. One the replay opened is
+   * complete only once the replay has caught up (a revocation may come further on).
+   */
+  loaded: boolean;
 }
 
 /** The events apply() reads: the subscription skips every other. */
@@ -56,9 +61,19 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     this.processor = new EventProcessor(store, this.handler(), { parking, retryDelayMs: 500 });
   }
 
-  /** Resolves once the history is applied; then follows live events until shutdown. */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.processor.start();
+  /** Replays the history in the background, then follows live events until shutdown. */
+  onApplicationBootstrap(): void {
+    void this.processor.start();
+  }
+
+  /** Whether the history has been applied: until then each account is read from its stream. */
+  get isCaughtUp(): boolean {
+    return this.processor.isCaughtUp;
+  }
+
+  /** The last position applied, null before the first. */
+  get position(): Position | null {
+    return this.processor.position;
   }
 
   /** Returns once the processor has stopped: no subscription is reopened on a store about to close. */
@@ -68,7 +83,9 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
 
   async principalFor(claims: AccessTokenClaims): Promise<Principal | null> {
     if (claims.expiresAt <= this.clock.now().getTime()) return null;
-    const session = this.sessions.get(claims.accountId) ?? (await this.loadSession(claims.accountId));
+    const kept = this.sessions.get(claims.accountId);
+    const session =
+      kept && (kept.loaded || this.processor.isCaughtUp) ? kept : await this.loadSession(claims.accountId);
     if (!session || session.revokedTokenIds.has(claims.tokenId)) return null;
     if (claims.issuedAt <= session.revokedBefore) return null;
     return {
@@ -113,11 +130,14 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     switch (event.type) {
       case 'AccountOpened.v1': {
         const data = event.data as AccountOpened['data'];
+        // A session already read from the stream holds more than the opening does.
+        if (this.sessions.has(data.accountId)) break;
         this.sessions.set(data.accountId, {
           userId: data.userId,
           roles: data.roles,
           revokedTokenIds: new Set(),
           revokedBefore: Number.NEGATIVE_INFINITY,
+          loaded: false,
         });
         break;
       }
@@ -156,6 +176,7 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
         account.accessTokensRevokedBefore === null
           ? Number.NEGATIVE_INFINITY
           : Date.parse(account.accessTokensRevokedBefore),
+      loaded: true,
     };
     this.sessions.set(accountId, session);
     return session;

@@ -18,7 +18,7 @@ import { ReadStore } from './read-store.port';
 export const READ_MODELS_CHECKPOINT = 'read-models';
 
 /**
- * Runs the projections in this process on the embedded default: replays the history at start-up,
+ * Runs the projections in this process on the embedded default: replays the history after start-up,
  * then follows live events. With MONGODB_URI the read models are shared, and the projector process
  * (apps/projector) runs them instead.
  */
@@ -30,9 +30,13 @@ export class InProcessProjections implements OnApplicationBootstrap, OnApplicati
     @Inject(ChronicleConfig) private readonly config: ChronicleConfig,
   ) {}
 
-  onApplicationBootstrap(): Promise<void> {
-    if (this.config.mongodbUri) return Promise.resolve();
-    return this.processor.start();
+  /**
+   * In the background: the API listens at once whatever the history, and readiness says how far
+   * the catch-up is. The processor logs every error as it happens.
+   */
+  onApplicationBootstrap(): void {
+    if (this.config.mongodbUri) return;
+    void this.processor.start();
   }
 
   async onApplicationShutdown(): Promise<void> {

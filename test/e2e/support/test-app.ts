@@ -81,7 +81,8 @@ export async function startTestApp(
     checker = new ResponseChecker(
       (await (await fetch(`http://127.0.0.1:${port}/docs/json`)).json()) as never,
     );
-    // As the embedded API does before it serves: the read models have caught up with the history.
+    // The app listens at once; tests start once it is ready (the history applied), as a balancer would.
+    await untilReady(`http://127.0.0.1:${port}`);
     await projector?.waitForOutput(/Projector ready/);
   } catch (error) {
     await app?.close();
@@ -141,6 +142,22 @@ export async function startTestApp(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Polls /health/ready until it answers 200. */
+async function untilReady(url: string): Promise<void> {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (;;) {
+    const response = await fetch(`${url}/health/ready`);
+    if (response.status === 200) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `Not ready within ${SETTLE_TIMEOUT_MS} ms: ${response.status} ${await response.text()}`,
+      );
+    }
+    await response.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** Polls the projector's checkpoint in the read store until it covers `head`. */

@@ -63,6 +63,9 @@ function problem(status: number, fields: Partial<Problem> = {}): Problem {
   return result;
 }
 
+/** What a 503 asks a client to wait before trying again. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 const BEARER_CHALLENGE = 'Bearer realm="api"';
 const BASIC_CHALLENGE = 'Basic realm="api", charset="UTF-8"';
 
@@ -89,6 +92,14 @@ export function toProblem(error: unknown, request: { method: string }): Rendered
     }
     if (status === 429 && typeof fields.retryAfter === 'number') {
       headers['retry-after'] = String(fields.retryAfter);
+    }
+    if (status === 503) {
+      // A failed readiness check (terminus) says which checks failed and how far a catch-up is.
+      if (typeof body === 'object' && body !== null && 'details' in body) {
+        fields.detail = 'Not ready: see checks.';
+        fields.checks = body.details;
+      }
+      headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
     }
     return { problem: problem(status, { ...fields, status }), headers };
   }
