@@ -6,3 +6,4 @@ export * from './event-store.module';
 export * from './esdb';
 export * from './upcasting';
 export * from './processing';
+export * from './store-unavailable';

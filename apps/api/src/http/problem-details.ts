@@ -16,6 +16,7 @@ import {
   PasswordChangedMeanwhileError,
   ValidationError,
 } from '@chronicle/domain';
+import { isStoreUnavailable } from '@chronicle/event-store';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -133,6 +134,13 @@ export function toProblem(error: unknown, request: { method: string }): Rendered
   }
   if (error instanceof AlreadyExistsError || error instanceof ConcurrencyConflictError) {
     return { problem: problem(409, { detail: error.message }), headers };
+  }
+  if (isStoreUnavailable(error)) {
+    headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
+    return {
+      problem: problem(503, { detail: 'A store the service needs is unavailable; try again later.' }),
+      headers,
+    };
   }
   const fastify = fastifyError(error);
   if (fastify) {

@@ -53,8 +53,15 @@ export const EVENTS_FILE = 'events.db';
 
 const SCHEMA_VERSION = 1;
 
+/**
+ * The write-ahead log is cut back to this size after each checkpoint, so that it never keeps the
+ * space of a burst of writes: on a small disk that space may be what a recovery needs.
+ */
+const WAL_SIZE_LIMIT_BYTES = 1024 * 1024;
+
 // No AUTOINCREMENT: a new rowid is max + 1, so rows of a rolled-back savepoint leave no gap.
 const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), probed_at TEXT NOT NULL) STRICT;
   CREATE TABLE IF NOT EXISTS events (
     position INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -110,7 +117,9 @@ export class SqliteEventStore extends EventStore implements EventLog {
   private readonly selectStream: Database.Statement<[string, number], EventRow>;
   private readonly selectAfter: Database.Statement<[number, number], EventRow>;
   private readonly selectHead: Database.Statement<[], number | null>;
-  private readonly selectOne: Database.Statement<[], number>;
+  private readonly probeWrite: Database.Statement<[string]>;
+  /** Why the last commit failed (a full disk, an I/O error), until one succeeds again. */
+  private writeFailure: string | null = null;
   private readonly typeFilters = new Map<number, Database.Statement<unknown[], EventRow>>();
   private readonly appendInSavepoint: Database.Transaction<(request: PendingAppend) => Applied>;
   private readonly commitGroup: Database.Transaction<(group: PendingAppend[], outcomes: Outcome[]) => void>;
@@ -159,8 +168,9 @@ export class SqliteEventStore extends EventStore implements EventLog {
     this.selectAfter.raw();
     this.selectHead = db.prepare<[], number | null>('SELECT max(position) FROM events');
     this.selectHead.pluck();
-    this.selectOne = db.prepare<[], number>('SELECT 1');
-    this.selectOne.pluck();
+    this.probeWrite = db.prepare(
+      'INSERT INTO write_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at',
+    );
     this.appendInSavepoint = db.transaction((request: PendingAppend) => this.appendOne(request));
     this.commitGroup = db.transaction((group: PendingAppend[], outcomes: Outcome[]) => {
       for (const request of group) {
@@ -193,6 +203,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
       const mode = db.pragma('journal_mode = WAL', { simple: true }) as string;
       if (mode !== 'wal') throw new Error(`${EVENTS_FILE}: cannot use WAL journal mode (got ${mode})`);
       db.pragma('synchronous = FULL');
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       db.exec(SCHEMA);
       return new SqliteEventStore(db, options);
     } catch (error) {
@@ -269,10 +280,21 @@ export class SqliteEventStore extends EventStore implements EventLog {
     });
   }
 
+  /**
+   * Ready means able to write: a read would succeed on a full disk. After a failed commit the
+   * log is checkpointed and truncated first, which frees the space a small disk needs to recover.
+   */
   override ping(): Promise<void> {
     return settle(() => {
       this.assertOpen();
-      this.selectOne.get();
+      try {
+        if (this.writeFailure !== null) this.db.pragma('wal_checkpoint(TRUNCATE)');
+        this.probeWrite.run(new Date().toISOString());
+      } catch (error) {
+        this.writeFailure = describe(error);
+        throw new Error(`${EVENTS_FILE} cannot be written: ${this.writeFailure}`, { cause: error });
+      }
+      this.writeFailure = null;
     });
   }
 
@@ -331,9 +353,11 @@ export class SqliteEventStore extends EventStore implements EventLog {
     try {
       this.commitGroup.immediate(group, outcomes);
     } catch (error) {
+      this.writeFailure = describe(error);
       for (const request of group) request.reject(error);
       return;
     }
+    this.writeFailure = null;
     this.counters.commits++;
     for (let i = 0; i < group.length; i++) {
       const outcome = outcomes[i];
@@ -480,4 +504,10 @@ function isUniqueIdViolation(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   return code === 'SQLITE_CONSTRAINT_UNIQUE' && typeof message === 'string' && message.includes('events.id');
+}
+
+function describe(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === 'string' ? `${code}: ${String(message)}` : String(message);
 }
