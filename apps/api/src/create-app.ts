@@ -28,6 +28,8 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, {
     // Never buffered: an error while the app is built is written at once.
     logger: startupLogger(logger),
+    // Thrown to main.ts, which says what is wrong in one line, rather than a core dump.
+    abortOnError: false,
     // The edge's own parsers take the bodies (installEdge).
     bodyParser: false,
   });

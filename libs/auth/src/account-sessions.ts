@@ -71,6 +71,11 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     return this.processor.isCaughtUp;
   }
 
+  /** Resolves with the error that stopped the session tracking for good (a damaged store). */
+  get failed(): Promise<Error> {
+    return this.processor.failed;
+  }
+
   /** The last position applied, null before the first. */
   get position(): Position | null {
     return this.processor.position;

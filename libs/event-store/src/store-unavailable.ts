@@ -37,3 +37,9 @@ export function isStoreUnavailable(error: unknown): boolean {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   return typeof code === 'string' && SQLITE_UNAVAILABLE.test(code);
 }
+
+/** Whether `error` says the store's file is damaged: retrying cannot help, the process stops and says so. */
+export function isStoreDamaged(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+}

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
@@ -50,6 +51,25 @@ export class DuplicateEventIdError extends Error {
 }
 
 export const EVENTS_FILE = 'events.db';
+/** Beside events.db: the identity recorded when the store was created. */
+export const STORE_ID_FILE = 'store-id';
+
+/**
+ * DATA_DIR holds a store's identity but not that store: events.db is missing, empty or another
+ * store's. Starting on it would serve an empty or a foreign history as if it were this one.
+ */
+export class StoreLostError extends Error {
+  constructor(
+    readonly dataDir: string,
+    reason: string,
+  ) {
+    super(
+      `DATA_DIR (${dataDir}): ${reason}. The event history is not where it was: restore it from a backup ` +
+        `(\`restore DIR\`), or, to start an empty store on purpose, remove ${join(dataDir, STORE_ID_FILE)}.`,
+    );
+    this.name = 'StoreLostError';
+  }
+}
 
 const SCHEMA_VERSION = 1;
 
@@ -61,6 +81,7 @@ const WAL_SIZE_LIMIT_BYTES = 1024 * 1024;
 
 // No AUTOINCREMENT: a new rowid is max + 1, so rows of a rolled-back savepoint leave no gap.
 const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS store_identity (id INTEGER PRIMARY KEY CHECK (id = 1), store_id TEXT NOT NULL) STRICT;
   CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), probed_at TEXT NOT NULL) STRICT;
   CREATE TABLE IF NOT EXISTS events (
     position INTEGER PRIMARY KEY,
@@ -188,11 +209,23 @@ export class SqliteEventStore extends EventStore implements EventLog {
     });
   }
 
-  /** Opens (creating if needed) `<dataDir>/events.db`. */
+  /**
+   * Opens (creating if needed) `<dataDir>/events.db`. A new store records an identity, in the file
+   * and in `store-id` beside it; a DATA_DIR whose `store-id` names a store that events.db does not
+   * hold (missing, emptied, replaced) throws StoreLostError.
+   */
   static open(dataDir: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    // Private from its creation: SQLite gives the -wal and -shm files the database file's mode.
     const file = join(dataDir, EVENTS_FILE);
+    const recorded = readStoreId(dataDir);
+    const size = statSync(file, { throwIfNoEntry: false })?.size;
+    if (recorded !== null && !size) {
+      throw new StoreLostError(
+        dataDir,
+        `${file} is ${size === undefined ? 'missing' : 'empty (0 bytes)'}, but ${STORE_ID_FILE} says store ${recorded} was created here`,
+      );
+    }
+    // Private from its creation: SQLite gives the -wal and -shm files the database file's mode.
     closeSync(openSync(file, 'a', 0o600));
     const db = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000 });
     try {
@@ -205,6 +238,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
       db.pragma('synchronous = FULL');
       db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       db.exec(SCHEMA);
+      recordIdentity(db, dataDir, recorded);
       return new SqliteEventStore(db, options);
     } catch (error) {
       db.close();
@@ -464,6 +498,42 @@ export class SqliteEventStore extends EventStore implements EventLog {
 
   private assertOpen(): void {
     if (this.closed) throw new Error('The event store is closed');
+  }
+}
+
+function readStoreId(dataDir: string): string | null {
+  try {
+    return readFileSync(join(dataDir, STORE_ID_FILE), 'utf8').trim() || null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/**
+ * The store's identity, in events.db first, then in `store-id` (a crash in between leaves only the
+ * first, which the next open completes). A store from before identities takes the one recorded.
+ */
+function recordIdentity(db: Database.Database, dataDir: string, recorded: string | null): void {
+  const stored = db.prepare<[], string>('SELECT store_id FROM store_identity WHERE id = 1').pluck().get();
+  if (stored !== undefined && recorded !== null && stored !== recorded) {
+    throw new StoreLostError(
+      dataDir,
+      `${join(dataDir, EVENTS_FILE)} is store ${stored}, but ${STORE_ID_FILE} says store ${recorded} was created here`,
+    );
+  }
+  // Two processes opening a new store together agree on the first one's identity.
+  if (stored === undefined) {
+    db.prepare('INSERT OR IGNORE INTO store_identity (id, store_id) VALUES (1, ?)').run(
+      recorded ?? randomUUID(),
+    );
+  }
+  const id = db.prepare<[], string>('SELECT store_id FROM store_identity WHERE id = 1').pluck().get()!;
+  if (recorded !== null) return;
+  try {
+    writeFileSync(join(dataDir, STORE_ID_FILE), `${id}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
 }
 

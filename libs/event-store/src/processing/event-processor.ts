@@ -8,6 +8,7 @@ import {
   SubscriptionMessage,
 } from '../event-store.port';
 import { comparePositions, formatPosition, Position } from '../position';
+import { isStoreDamaged } from '../store-unavailable';
 import { CheckpointStore } from './checkpoint-store.port';
 
 /** Thrown by a handler when retrying cannot help (an SMTP 5xx, a decision that refuses): the message is parked at once. */
@@ -106,6 +107,9 @@ export class EventProcessor {
   private cancelSleep: (() => void) | null = null;
   private lastCommitAt = 0;
   private parkedCount = 0;
+  private resolveFailed!: (error: Error) => void;
+  /** Resolves with the error that stopped the processor for good (an operator must act); never otherwise. */
+  readonly failed = new Promise<Error>((resolve) => (this.resolveFailed = resolve));
 
   constructor(
     private readonly eventStore: EventStore,
@@ -224,7 +228,8 @@ export class EventProcessor {
         }
       } catch (error) {
         if (this.state !== 'running' || error instanceof Stopped) break;
-        if (error instanceof CheckpointBeyondHeadError) return this.fail(error);
+        if (error instanceof CheckpointBeyondHeadError || isStoreDamaged(error))
+          return this.fail(error as Error);
         const { message, stack } = describeError(error);
         this.logger.error(
           `Processing failed after ${this.describeApplied()}: ${message}; retrying in ${this.delayMs} ms`,
@@ -239,9 +244,10 @@ export class EventProcessor {
 
   /** Stops for good: retrying cannot help, an operator must act. */
   private fail(error: Error): void {
-    this.logger.error(error.message);
+    this.logger.error(`The ${this.name} processor stops: ${error.message}`);
     this.state = 'stopped';
     this.caughtUpSignal.reject(error);
+    this.resolveFailed(error);
   }
 
   private async follow(): Promise<void> {
