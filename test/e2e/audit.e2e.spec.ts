@@ -186,8 +186,9 @@ describe('audit of the event history', () => {
       sagas: Array<Record<string, any>>;
       parked: unknown[];
     };
+    // Its checkpoint moves at the filter's checkpoints, which a short history may not reach.
     expect(status.sagas).toEqual([
-      { name: 'saga:password', checkpoint: expect.any(String), lag: 0, lagExact: true },
+      expect.objectContaining({ name: 'saga:password', lag: 0, lagExact: true }),
     ]);
     expect(status.parked).toEqual([]);
     expect(status.projections.map((projection) => projection.name)).toEqual(['customers', 'users']);

@@ -1,4 +1,10 @@
-import { comparePositions, databaseFromUri, Position, positionKey } from '@chronicle/event-store';
+import {
+  comparePositions,
+  databaseFromUri,
+  MONGO_DEADLINES,
+  Position,
+  positionKey,
+} from '@chronicle/event-store';
 import {
   AnyBulkWriteOperation,
   Collection,
@@ -117,6 +123,7 @@ export class MongoReadStore extends ReadStore {
     const client = new MongoClient(uri, {
       writeConcern: options.writeConcern ?? { w: 'majority' },
       readConcern: { level: options.readConcern ?? 'majority' },
+      ...MONGO_DEADLINES,
       // A field set to undefined means "not set" in a change, not null.
       ignoreUndefined: true,
     });

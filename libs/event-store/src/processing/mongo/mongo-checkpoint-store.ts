@@ -1,6 +1,7 @@
 import { Collection, MongoClient } from 'mongodb';
 import { Position } from '../../position';
 import { CheckpointStore, ParkedMessage } from '../checkpoint-store.port';
+import { MONGO_DEADLINES } from './mongo-database';
 
 interface CheckpointRecord {
   _id: string;
@@ -15,9 +16,6 @@ interface ParkedRecord extends Omit<ParkedMessage, 'position'> {
   /** Sorts like the position (fixed width). */
   order: string;
 }
-
-/** Every operation gives up after this long: an unreachable server is an error, never a hang. */
-const OPERATION_TIMEOUT_MS = 10_000;
 
 /** Checkpoints and parked messages in MongoDB, beside the read models (production). */
 export class MongoCheckpointStore extends CheckpointStore {
@@ -38,7 +36,7 @@ export class MongoCheckpointStore extends CheckpointStore {
     const client = new MongoClient(uri, {
       writeConcern: { w: 'majority' },
       readConcern: { level: 'majority' },
-      timeoutMS: OPERATION_TIMEOUT_MS,
+      ...MONGO_DEADLINES,
     });
     await client.connect();
     return new MongoCheckpointStore(client, dbName);
