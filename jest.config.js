@@ -42,6 +42,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/contract/**/*.spec.ts', '<rootDir>/test/doubles/**/*.spec.ts'],
     },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'] },
+    // The app as a child process, killed with SIGKILL at chosen points and restarted (issue 21).
+    { ...common, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.spec.ts'] },
     // The same e2e suite on the production shape: EventStoreDB and MongoDB doubles, a projector process.
     {
       ...common,

@@ -1,5 +1,5 @@
 import { createConnection } from 'node:net';
-import { MailMessage, SmtpMailer } from '@chronicle/mail';
+import { MailMessage, MailRejectedError, SmtpMailer } from '@chronicle/mail';
 import { SmtpCatcher, startSmtpCatcher } from '../support/smtp-catcher';
 
 describe('SMTP catcher', () => {
@@ -69,6 +69,30 @@ describe('SMTP catcher', () => {
     await mailer.send(message('a'));
 
     expect(catcher.messages).toHaveLength(1);
+  });
+
+  it('refuses a bouncing recipient for good: the mailer says it is permanent, and others still get through', async () => {
+    catcher.rejectRecipient('Bounce@Example.com');
+    const refused = mailer.send(message('b', 'bounce@example.com'));
+    await expect(refused).rejects.toBeInstanceOf(MailRejectedError);
+    await expect(refused).rejects.toMatchObject({ responseCode: 550 });
+    await mailer.send(message('c', 'carol@example.com'));
+
+    expect(catcher.messages.map((mail) => mail.subject)).toEqual(['Message c']);
+  });
+
+  it('keeps held messages without answering them: the sender waits', async () => {
+    catcher.holdReplies();
+    let settled = false;
+    // It fails once the catcher stops after the test and drops the connection.
+    void mailer
+      .send(message('held'))
+      .catch(() => undefined)
+      .finally(() => (settled = true));
+    await catcher.waitFor((mail) => mail.subject === 'Message held');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    expect(settled).toBe(false);
   });
 
   it('stops listening', async () => {

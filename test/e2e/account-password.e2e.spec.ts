@@ -1,9 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import type { ParsedMail } from 'mailparser';
 import { Clock, passwordSaga } from '@chronicle/application';
-import { accountStreamName } from '@chronicle/domain';
-import { comparePositions, EventStore, Position } from '@chronicle/event-store';
-import { ReadStore } from '@chronicle/read-models';
+import { CheckpointStore, comparePositions, EventStore, Position } from '@chronicle/event-store';
 import { startSmtpCatcher } from '../support/smtp-catcher';
 import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
 
@@ -37,7 +35,7 @@ async function sagaSettled(subject: TestApp): Promise<void> {
     head = event.position;
   }
   await eventually('the password saga catching up', async () => {
-    const checkpoint = await subject.app.get(ReadStore).getCheckpoint(passwordSaga.name);
+    const checkpoint = await subject.app.get(CheckpointStore).load(passwordSaga.name);
     return head === null || (checkpoint !== null && comparePositions(checkpoint, head) >= 0);
   });
 }
@@ -325,10 +323,12 @@ describe('password reset across restarts and time', () => {
     const account = await first.createAccount();
     expect((await putPassword(first.url, { email: account.email })).status).toBe(202);
     // The saga has issued the token, so it was at the send when the process stopped.
-    const accountEvents = () => first.app.get(EventStore).readStream(accountStreamName(account.accountId));
-    await eventually('the reset token', async () =>
-      (await accountEvents()).some((event) => event.type === 'ResetTokenIssued.v1'),
-    );
+    await eventually('the reset token', async () => {
+      for await (const event of first.app.get(EventStore).readAll({ eventTypes: ['ResetTokenIssued.v1'] })) {
+        if ((event.data as { accountId?: string }).accountId === account.accountId) return true;
+      }
+      return false;
+    });
     await first.stop();
 
     const catcher = await startSmtpCatcher();

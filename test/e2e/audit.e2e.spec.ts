@@ -184,7 +184,9 @@ describe('audit of the event history', () => {
       head: string;
       projections: Array<Record<string, any>>;
       sagas: Array<Record<string, any>>;
+      parked: unknown[];
     };
+    expect(status.parked).toEqual([]);
     expect(status.projections.map((projection) => projection.name)).toEqual(['customers', 'users']);
     for (const projection of status.projections) {
       expect(projection).toEqual({
@@ -195,8 +197,9 @@ describe('audit of the event history', () => {
         lagSeconds: 0,
       });
     }
+    // Its checkpoint moves at the filter's checkpoints, which a short history may not reach.
     expect(status.sagas).toEqual([
-      expect.objectContaining({ name: 'saga:password', lagExact: true, lagSeconds: expect.any(Number) }),
+      expect.objectContaining({ name: 'saga:password', lag: 0, lagExact: true, lagSeconds: 0 }),
     ]);
     const forbidden = await fetch(`${subject.url}/api/v1/admin/projections`, {
       headers: { authorization: basic(member) },

@@ -1,5 +1,5 @@
 import { EventStore } from '@chronicle/event-store';
-import { freePort } from './support/api-process';
+import { freePort } from '../support/free-port';
 import { scrape, valueOf } from './support/scrape';
 import { basic, E2E_BACKEND, startTestApp, TestAccount, TestApp } from './support/test-app';
 

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { freePort, waitForHealth } from './support/api-process';
+import { waitForHealth } from './support/api-process';
 import { runCliProcess } from './support/cli-process';
 import { scrape, valueOf } from './support/scrape';
 import { backendEnv, basic, newDataDir } from './support/test-app';
+import { freePort } from '../support/free-port';
 
 const ROOT = join(__dirname, '..', '..');
 const swcEnv = { SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') };

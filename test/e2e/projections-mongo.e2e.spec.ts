@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { position, SqliteEventStore } from '@chronicle/event-store';
+import { position, SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
 import {
   ALL_PROJECTIONS,
   MongoReadStore,
   MongoRebuildTarget,
-  ProjectionRunner,
+  ProjectionProcessor,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
 } from '@chronicle/read-models';
@@ -28,7 +28,7 @@ describe('projections rebuild and verify on MongoDB', () => {
   let dir: string;
   let events: SqliteEventStore;
   let live: MongoReadStore;
-  let runner: ProjectionRunner;
+  let runner: ProjectionProcessor;
   let dbName: string;
   let uri: string;
 
@@ -80,8 +80,9 @@ describe('projections rebuild and verify on MongoDB', () => {
     for (let id = 1; id <= 500; id++) await register(id);
     dbName = `chronicle_rebuild_${randomUUID().replaceAll('-', '')}`;
     live = await MongoReadStore.connect(uri, { dbName });
-    runner = new ProjectionRunner(events, live, ALL_PROJECTIONS, {
+    runner = new ProjectionProcessor(events, live, ALL_PROJECTIONS, {
       checkpointName: READ_MODELS_CHECKPOINT,
+      parking: SqliteCheckpointStore.open(':memory:'),
       logger: silent,
     });
     await runner.start();

@@ -13,18 +13,26 @@ import {
   initialUserState,
   UserState,
 } from '@chronicle/domain';
-import { EventStore, NewEvent, openEventStore, Position, positionKey } from '@chronicle/event-store';
+import {
+  EventStore,
+  MongoCheckpointStore,
+  NewEvent,
+  openEventStore,
+  Position,
+  positionKey,
+  SqliteCheckpointStore,
+} from '@chronicle/event-store';
 import {
   ALL_PROJECTIONS,
   MongoReadStore,
   MongoRebuildTarget,
-  ProjectionRunner,
+  ProjectionProcessor,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
 } from '@chronicle/read-models';
 import { EsdbDouble, startEsdbDouble } from '../doubles/esdb/esdb-double';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
-import { freePort } from './support/api-process';
+import { freePort } from '../support/free-port';
 import { describeExit, ProjectorProcess, startProjector } from './support/projector-process';
 import { scrape, valueOf } from './support/scrape';
 import { E2E_BACKEND, newDataDir } from './support/test-app';
@@ -99,7 +107,6 @@ describeOnDoubles('the projector process', () => {
     let killed = false;
     onMongoCommand = (db, command) => {
       if (db !== database || command.update !== 'checkpoints') return;
-      // The projections' checkpoint only: the password saga keeps its own in the same collection.
       const updates = command.updates as { q?: { _id?: unknown } }[] | undefined;
       if (updates?.[0]?.q?._id !== READ_MODELS_CHECKPOINT) return;
       if (!killed && ++checkpointWrites === 2) {
@@ -197,16 +204,18 @@ describeOnDoubles('the projector process', () => {
     await stalled.stop();
 
     const live = await MongoReadStore.connect(mongoUri());
+    const checkpoints = await MongoCheckpointStore.connect(mongoUri(), database);
     try {
       await new ReadModelRebuilder(
         store,
         new MongoRebuildTarget(live, mongoUri()),
         ALL_PROJECTIONS,
         READ_MODELS_CHECKPOINT,
-        [passwordSaga.name],
+        { checkpoints, names: [passwordSaga.name] },
       ).rebuild();
     } finally {
       await live.close();
+      await checkpoints.close();
     }
     const after = projector();
     await after.waitForOutput(/Caught up/);
@@ -276,8 +285,9 @@ describeOnDoubles('the projector process', () => {
     // Different batch sizes: the two overlap on every document with different batch boundaries.
     const runners = stores.map(
       (readStore, i) =>
-        new ProjectionRunner(store, readStore, ALL_PROJECTIONS, {
+        new ProjectionProcessor(store, readStore, ALL_PROJECTIONS, {
           checkpointName: READ_MODELS_CHECKPOINT,
+          parking: SqliteCheckpointStore.open(':memory:'),
           batchSize: [7, 13][i],
           logger: SILENT,
         }),
@@ -295,8 +305,9 @@ describeOnDoubles('the projector process', () => {
   async function cleanReplay() {
     const name = `clean_${randomUUID().replaceAll('-', '')}`;
     const readStore = await MongoReadStore.connect(mongoUri(name));
-    const runner = new ProjectionRunner(store, readStore, ALL_PROJECTIONS, {
+    const runner = new ProjectionProcessor(store, readStore, ALL_PROJECTIONS, {
       checkpointName: READ_MODELS_CHECKPOINT,
+      parking: SqliteCheckpointStore.open(':memory:'),
       logger: SILENT,
     });
     try {

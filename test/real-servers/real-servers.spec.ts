@@ -8,13 +8,14 @@ import {
   position,
   POSITION_LIMIT,
   type SubscriptionMessage,
+  SqliteCheckpointStore,
 } from '@chronicle/event-store';
 import { EventStoreDBClient, eventTypeFilter, START } from '@eventstore/db-client';
 import {
   ALL_PROJECTIONS,
   MongoReadStore,
   MongoRebuildTarget,
-  ProjectionRunner,
+  ProjectionProcessor,
   ReadModelRebuilder,
   type DocumentChange,
 } from '@chronicle/read-models';
@@ -264,7 +265,10 @@ describeBoth('rebuild under load on EventStoreDB and MongoDB', () => {
     const dbName = `chronicle_real_${randomUUID().slice(0, 8)}`;
     const events = EsdbEventStore.connect(esdbUrl!);
     const live = await MongoReadStore.connect(mongoUri!, { dbName });
-    const runner = new ProjectionRunner(events, live, ALL_PROJECTIONS, { checkpointName: 'read-models' });
+    const runner = new ProjectionProcessor(events, live, ALL_PROJECTIONS, {
+      checkpointName: 'read-models',
+      parking: SqliteCheckpointStore.open(':memory:'),
+    });
     const register = (id: number) =>
       events.append(
         `customer-${dbName}-${id}`,

@@ -11,6 +11,13 @@ export interface SmtpCatcher {
   waitFor(predicate: (message: ParsedMail) => boolean, timeoutMs?: number): Promise<ParsedMail>;
   /** Rejects the next `count` messages with a 451 (transient), so a sender's retries can be tested. */
   failNext(count: number): void;
+  /**
+   * Keeps the messages that come from now on (waitFor sees them) but never answers their DATA
+   * with a 250: the sender cannot know they arrived, as when it dies mid-send.
+   */
+  holdReplies(): void;
+  /** Refuses `address` as a recipient for good (550), as a bouncing mailbox does; false: accepts it again. */
+  rejectRecipient(address: string, rejecting?: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -19,6 +26,8 @@ export async function startSmtpCatcher(): Promise<SmtpCatcher> {
   const messages: ParsedMail[] = [];
   const waiters = new Set<(message: ParsedMail) => void>();
   let failures = 0;
+  let holding = false;
+  const rejected = new Set<string>();
 
   const server = new SMTPServer({
     authOptional: true,
@@ -26,6 +35,13 @@ export async function startSmtpCatcher(): Promise<SmtpCatcher> {
     logger: false,
     // A client's pooled connections must not hold stop() up for smtp-server's default 30 seconds.
     closeTimeout: 100,
+    onRcptTo(address, _session, callback) {
+      if (rejected.has(address.address.toLowerCase())) {
+        callback(Object.assign(new Error('5.1.1 Mailbox unavailable'), { responseCode: 550 }));
+      } else {
+        callback();
+      }
+    },
     onData(stream: SMTPServerDataStream, _session, callback) {
       if (failures > 0) {
         failures -= 1;
@@ -38,7 +54,7 @@ export async function startSmtpCatcher(): Promise<SmtpCatcher> {
         (message) => {
           messages.push(message);
           waiters.forEach((notify) => notify(message));
-          callback();
+          if (!holding) callback();
         },
         (error: Error) => callback(error),
       );
@@ -85,6 +101,13 @@ export async function startSmtpCatcher(): Promise<SmtpCatcher> {
     },
     failNext(count) {
       failures = count;
+    },
+    holdReplies() {
+      holding = true;
+    },
+    rejectRecipient(address, rejecting = true) {
+      if (rejecting) rejected.add(address.toLowerCase());
+      else rejected.delete(address.toLowerCase());
     },
     stop: () => new Promise<void>((resolve) => server.close(resolve)),
   };

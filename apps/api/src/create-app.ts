@@ -8,7 +8,7 @@ import { ChronicleMetrics } from '@chronicle/metrics';
 import { AppModule } from './app.module';
 import { edgeOptions, installEdge } from './http/edge';
 import { completeDocument } from './http/openapi';
-import { createLogger, logLifecycle, logRequests } from './http/logging';
+import { createLogger, logLifecycle, logRequests, startupLogger } from './http/logging';
 import { measureRequests } from './http/request-metrics';
 import { traceRequests } from './http/request-tracing';
 
@@ -37,7 +37,10 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
     AppModule.forRoot(config, logger, metrics),
     adapter,
     {
-      bufferLogs: true,
+      // Never buffered: an error while the app is built is written at once.
+      logger: startupLogger(logger),
+      // Thrown to main.ts, which says what is wrong in one line, rather than a core dump.
+      abortOnError: false,
       // The edge's own parsers take the bodies (installEdge).
       bodyParser: false,
     },

@@ -10,6 +10,7 @@ import {
   ConcurrencyConflictError,
   EmailTakenError,
   OpenAccountCommand,
+  ParkedMessageError,
   RegisterCustomerCommand,
   SeedCustomersCommand,
   SYSTEM_ACTOR,
@@ -151,7 +152,7 @@ export function buildProgram(config: () => ChronicleConfig): Command {
     });
 
   registerAuditCommand(program, config);
-  registerProjectionsCommands(program, config);
+  registerProjectionsCommands(program, config, withApp);
 
   return program;
 }
@@ -181,7 +182,11 @@ function reportError(error: unknown): number {
     error instanceof ConcurrencyConflictError
   ) {
     printError({ error: error.code, message: error.message });
-  } else if (error instanceof NoLiveReadModelsError || error instanceof ControlCommandError) {
+  } else if (
+    error instanceof NoLiveReadModelsError ||
+    error instanceof ControlCommandError ||
+    error instanceof ParkedMessageError
+  ) {
     printError({ error: error.code, message: error.message });
   } else if (error instanceof ConfigError) {
     printError({ error: 'invalid-configuration', message: error.message });

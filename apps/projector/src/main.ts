@@ -26,9 +26,8 @@ async function main(): Promise<void> {
   }
   const tracing = startTracing('chronicle-projector');
   const metrics = new ChronicleMetrics({ processMetrics: config.metricsPort !== 0 });
-  const app = await NestFactory.createApplicationContext(ProjectorModule.forRoot(config, settings, metrics), {
-    bufferLogs: true,
-  });
+  // Not buffered: an error while the process starts is written at once (as text until pino takes over).
+  const app = await NestFactory.createApplicationContext(ProjectorModule.forRoot(config, settings, metrics));
   app.useLogger(app.get(Logger));
   // SIGTERM/SIGINT: stop the workers after their batch in hand, release the lease, close the stores.
   app.enableShutdownHooks();

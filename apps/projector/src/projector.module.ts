@@ -1,20 +1,20 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { MongoClient } from 'mongodb';
 import { LoggerModule } from 'nestjs-pino';
-import { ProjectionsAdminModule, SagaRunner, SagasModule } from '@chronicle/application';
+import { ProjectionsAdminModule, SagaProcessor, SagasModule } from '@chronicle/application';
 import { SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule, logDestination } from '@chronicle/config';
-import { EventStoreModule } from '@chronicle/event-store';
+import { databaseFromUri, EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
 import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
-import { databaseFromUri, ProjectionRunner, ReadModelsModule } from '@chronicle/read-models';
+import { ProjectionProcessor, ReadModelsModule } from '@chronicle/read-models';
 import { LeaseRecord, MongoLease } from './mongo-lease';
 import { ProjectorHealth } from './projector-health';
 import { Projector, PROJECTOR_WORKERS, ProjectorWorker } from './projector';
 import { ProjectorSettings } from './projector-settings';
 
 /** What this process runs while it holds the lease, each provided by an imported module. */
-const WORKERS = [ProjectionRunner, SagaRunner];
+const WORKERS = [ProjectionProcessor, SagaProcessor];
 
 export const LEASE_NAME = 'projector';
 

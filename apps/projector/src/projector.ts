@@ -3,7 +3,7 @@ import { MongoLease } from './mongo-lease';
 
 /** A long-running job of the projector process: started once the lease is held, stopped before it is given up. */
 export interface ProjectorWorker {
-  /** Starts the work; a promise it returns resolves once caught up (the projection runner's does). */
+  /** Starts the work; a promise it returns resolves once caught up (the projection processor's does). */
   start(): unknown;
   stop(): Promise<void>;
 }

@@ -24,8 +24,9 @@ export * from './accounts/request-password-reset/request-password-reset.command'
 export * from './accounts/complete-password-reset/complete-password-reset.command';
 export * from './accounts/change-password/change-password.command';
 export * from './sagas/password.saga';
-export * from './sagas/saga-runner';
+export * from './sagas/saga-processor';
 export * from './sagas/sagas.module';
 export * from './projections/projections-admin.module';
 export * from './projections/get-projection-status/get-projection-status.query';
 export * from './projections/get-projection-status/get-projection-status.handler';
+export * from './sagas/parked-messages';

@@ -15,6 +15,7 @@ import { Logger } from '@nestjs/common';
 import { AccountEvent, accountStreamName, SessionEnded, sessionStreamName } from '@chronicle/domain';
 import {
   EventSubscription,
+  SqliteCheckpointStore,
   SqliteEventStore,
   SubscribeOptions,
   SubscriptionMessage,
@@ -42,7 +43,7 @@ describe('AccountSessions', () => {
 
   const newSessions = () => {
     directory = new AccountDirectory(store, new EventSourcedRepository(store, clock), clock);
-    return new AccountSessions(store, directory, clock, credentials);
+    return new AccountSessions(store, SqliteCheckpointStore.open(':memory:'), directory, clock, credentials);
   };
 
   /** Appends to the account's stream, as a handler of any process would. */
@@ -100,6 +101,11 @@ describe('AccountSessions', () => {
     }
     throw new Error('the sessions never applied the event');
   };
+  /** Starts following the store and waits for the history to be applied. */
+  const caughtUp = async () => {
+    sessions.onApplicationBootstrap();
+    await eventually(() => Promise.resolve(sessions.isCaughtUp));
+  };
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'account-sessions-'));
@@ -117,7 +123,7 @@ describe('AccountSessions', () => {
 
   it('answers the principal of a live token, with the roles of its account', async () => {
     await write('a1', opened('a1', ['user', 'admin']));
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1', ['user', 'admin']));
   });
@@ -125,7 +131,7 @@ describe('AccountSessions', () => {
   it('follows only the session events, and answers for a delivered account without reading its stream', async () => {
     const subscribe = jest.spyOn(store, 'subscribeToAll');
     await write('a1', opened('a1'));
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
     const findById = jest.spyOn(directory, 'findById');
 
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
@@ -142,7 +148,7 @@ describe('AccountSessions', () => {
 
   it('closes its subscription on shutdown and returns once its loop has ended', async () => {
     const subscribe = jest.spyOn(store, 'subscribeToAll');
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
     const [subscription] = subscribe.mock.results.map((result) => result.value as { isClosed: boolean });
 
     await sessions.onApplicationShutdown();
@@ -173,21 +179,21 @@ describe('AccountSessions', () => {
       [toNewEvent(opened('a1'), context, clock.now())],
       'no_stream',
     );
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     await eventually(() => Promise.resolve(subscribe.mock.calls.length === 2));
 
     expect(subscribe.mock.calls[1][0]).toMatchObject({ after: position });
     expect(failure).toHaveBeenCalledWith(
-      { err: new Error('connection lost') },
-      'Account sessions subscription failed; resubscribing',
+      'Processing failed after position 1: connection lost; retrying in 500 ms',
+      expect.stringContaining('Error: connection lost'),
     );
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
   });
 
   it('refuses a token from the instant it expires', async () => {
     await write('a1', opened('a1'));
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time + 1 }))).toEqual(principal('a1'));
     expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time }))).toBeNull();
@@ -198,7 +204,7 @@ describe('AccountSessions', () => {
       type: 'PasswordChanged.v1',
       data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(clock.time), credentialsVersion: 1 },
     });
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     // Issued by a host whose clock runs two minutes ahead: the time does not save it.
     expect(await sessions.principalFor(claims('a1', { issuedAt: clock.time + 120_000 }))).toBeNull();
@@ -218,7 +224,7 @@ describe('AccountSessions', () => {
       },
       { type: 'PasswordChanged.v1', data: { accountId: 'a1', passwordHash: 'h3', changedAt: iso(0) } },
     );
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
 
     expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toBeNull();
     expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).not.toBeNull();
@@ -226,7 +232,7 @@ describe('AccountSessions', () => {
 
   it('applies live events: a session ended by another process stops working, the others go on', async () => {
     await write('a1', opened('a1'));
-    await sessions.onApplicationBootstrap();
+    await caughtUp();
     expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
 
     await endSession('a1', 's-1');
@@ -252,6 +258,44 @@ describe('AccountSessions', () => {
     const held = (sessions as unknown as { accounts: Map<string, { endedSessions: Map<string, number> }> })
       .accounts;
     expect([...held.get('a1')!.endedSessions.keys()]).toEqual(['s-2']);
+  });
+
+  it('before the catch-up, trusts no account the replay has only opened: a change or an ended session further on holds', async () => {
+    await write('a1', opened('a1'), {
+      type: 'PasswordChanged.v1',
+      data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(clock.time), credentialsVersion: 1 },
+    });
+    await endSession('a1', 's-1');
+    const real = store.subscribeToAll.bind(store);
+    // The replay delivers the opening, then stalls before the rest, as a long history does.
+    jest.spyOn(store, 'subscribeToAll').mockImplementationOnce((options?: SubscribeOptions) => {
+      const inner = real(options);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      return {
+        close: async () => {
+          release();
+          await inner.close();
+        },
+        async *[Symbol.asyncIterator](): AsyncGenerator<SubscriptionMessage> {
+          for await (const message of inner) {
+            yield message;
+            if (message.kind === 'event') await held;
+          }
+        },
+      };
+    });
+    sessions.onApplicationBootstrap();
+    await eventually(() => Promise.resolve(sessions.position !== null));
+
+    expect(sessions.isCaughtUp).toBe(false);
+    expect(await sessions.principalFor(claims('a1'))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1, sessionId: 's-2' }))).toEqual({
+      ...principal('a1'),
+      credentialsVersion: 1,
+      sessionId: 's-2',
+    });
   });
 
   describe("this process's own writes, before their events come round", () => {

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AccessTokenClaims, AccountDirectory, Clock, Principal } from '@chronicle/application';
 import {
   Account,
@@ -9,8 +9,16 @@ import {
   PasswordReset,
   Role,
   SessionEnded,
+  sessionStreamName,
 } from '@chronicle/domain';
-import { EventStore, EventSubscription, Position, RecordedEvent } from '@chronicle/event-store';
+import {
+  CheckpointStore,
+  EventProcessor,
+  EventStore,
+  Position,
+  ProcessorHandler,
+  RecordedEvent,
+} from '@chronicle/event-store';
 import { VerifiedCredentials } from './verified-credentials';
 
 /** What an account's tokens are checked against. */
@@ -21,9 +29,12 @@ interface AccountAccess {
   credentialsVersion: number;
   /** Ended sessions, with their expiry (ms): kept only until their tokens would expire anyway. */
   endedSessions: Map<string, number>;
+  /**
+   * Read whole from the account's stream: its credentials version is complete from the start.
+   * One the replay opened is complete only once the replay has caught up (a change may come further on).
+   */
+  loaded: boolean;
 }
-
-const RETRY_DELAY_MS = 500;
 
 /** The events apply() reads: the subscription skips every other. */
 const SESSION_EVENT_TYPES = [
@@ -35,46 +46,59 @@ const SESSION_EVENT_TYPES = [
 
 /**
  * What a signed access token needs checked on every request (roles, credentials version, ended
- * sessions), kept in memory and fed by a subscription to the event store, so a request costs no
- * I/O. Revocation compares credentials versions, never instants from different hosts' clocks.
- * Holds no secrets.
+ * sessions), kept in memory and fed by an event processor, so a request costs no I/O once the
+ * history is applied. Revocation compares credentials versions, never instants from different
+ * hosts' clocks. Holds no secrets.
  */
 @Injectable()
 export class AccountSessions implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(AccountSessions.name);
   private readonly accounts = new Map<string, AccountAccess>();
-  private subscription: EventSubscription | null = null;
-  private following: Promise<void> | null = null;
-  private lastPosition: Position | undefined;
-  private stopped = false;
+  private readonly processor: EventProcessor;
 
   constructor(
     private readonly store: EventStore,
+    parking: CheckpointStore,
     private readonly directory: AccountDirectory,
     private readonly clock: Clock,
     private readonly verifiedCredentials: VerifiedCredentials,
-  ) {}
-
-  /** Resolves once the history is applied; then follows live events until shutdown. */
-  onApplicationBootstrap(): Promise<void> {
-    return new Promise((caughtUp) => {
-      this.following = this.follow(caughtUp);
-    });
+  ) {
+    this.processor = new EventProcessor(store, this.handler(), { parking, retryDelayMs: 500 });
   }
 
-  /** Returns once the loop has ended: no subscription is reopened on a store about to close. */
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    await this.subscription?.close();
-    await this.following;
+  /** Replays the history in the background, then follows live events until shutdown. */
+  onApplicationBootstrap(): void {
+    void this.processor.start();
+  }
+
+  /** Whether the history has been applied: until then each account is read from its stream. */
+  get isCaughtUp(): boolean {
+    return this.processor.isCaughtUp;
+  }
+
+  /** Resolves with the error that stopped the session tracking for good (a damaged store). */
+  get failed(): Promise<Error> {
+    return this.processor.failed;
+  }
+
+  /** The last position applied, null before the first. */
+  get position(): Position | null {
+    return this.processor.position;
+  }
+
+  /** Returns once the processor has stopped: no subscription is reopened on a store about to close. */
+  onApplicationShutdown(): Promise<void> {
+    return this.processor.stop();
   }
 
   async principalFor(claims: AccessTokenClaims): Promise<Principal | null> {
-    const now = this.clock.now().getTime();
-    if (claims.expiresAt <= now) return null;
-    const access = this.accounts.get(claims.accountId) ?? (await this.loadAccount(claims.accountId));
+    if (claims.expiresAt <= this.clock.now().getTime()) return null;
+    const caughtUp = this.processor.isCaughtUp;
+    const kept = this.accounts.get(claims.accountId);
+    const access = kept && (kept.loaded || caughtUp) ? kept : await this.loadAccount(claims.accountId);
     if (!access || claims.credentialsVersion < access.credentialsVersion) return null;
     if (access.endedSessions.has(claims.sessionId)) return null;
+    // Until the replay has caught up, a session's end may lie further on: its stream says.
+    if (!caughtUp && (await this.sessionEndedInStore(claims.accountId, claims.sessionId))) return null;
     return {
       accountId: claims.accountId,
       userId: access.userId,
@@ -104,40 +128,34 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     if (access) access.credentialsVersion = Math.max(access.credentialsVersion, credentialsVersion);
   }
 
-  private async follow(caughtUp: () => void): Promise<void> {
-    while (!this.stopped) {
-      try {
-        this.subscription = this.store.subscribeToAll({
-          after: this.lastPosition,
-          eventTypes: SESSION_EVENT_TYPES,
-        });
-        for await (const message of this.subscription) {
-          if (message.kind === 'caught-up') caughtUp();
-          else if (message.kind === 'checkpoint') this.lastPosition = message.position;
-          else this.apply(message.event);
-        }
-      } catch (error) {
-        this.logger.error({ err: error }, 'Account sessions subscription failed; resubscribing');
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
-      }
-    }
-    caughtUp();
+  /** The sessions live in this process's memory, and so does their checkpoint. */
+  private handler(): ProcessorHandler {
+    let applied: Position | null = null;
+    return {
+      name: 'account-sessions',
+      eventTypes: SESSION_EVENT_TYPES,
+      loadCheckpoint: () => Promise.resolve(applied),
+      handle: (event) => this.apply(event),
+      commit: (upTo) => {
+        applied = upTo;
+        return Promise.resolve();
+      },
+    };
   }
 
   private apply(event: RecordedEvent): void {
-    this.lastPosition = event.position;
     switch (event.type) {
       case 'AccountOpened.v1': {
         const data = event.data as AccountOpened['data'];
-        // An account loaded on demand (below) is already at least this far.
-        if (!this.accounts.has(data.accountId)) {
-          this.accounts.set(data.accountId, {
-            userId: data.userId,
-            roles: data.roles,
-            credentialsVersion: 0,
-            endedSessions: new Map(),
-          });
-        }
+        // An account already read from its stream holds more than the opening does.
+        if (this.accounts.has(data.accountId)) break;
+        this.accounts.set(data.accountId, {
+          userId: data.userId,
+          roles: data.roles,
+          credentialsVersion: 0,
+          endedSessions: new Map(),
+          loaded: false,
+        });
         break;
       }
       case 'PasswordReset.v1':
@@ -155,7 +173,7 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  /** An account opened by another process moments ago may not have reached the subscription yet. */
+  /** An account opened by another process moments ago may not have reached the processor yet. */
   private async loadAccount(accountId: string): Promise<AccountAccess | null> {
     const account: Account | null = await this.directory.findById(accountId);
     if (!account) return null;
@@ -163,9 +181,20 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
       userId: account.userId,
       roles: account.roles,
       credentialsVersion: account.credentialsVersion,
-      endedSessions: new Map(),
+      endedSessions: this.accounts.get(accountId)?.endedSessions ?? new Map<string, number>(),
+      loaded: true,
     };
     this.accounts.set(accountId, access);
     return access;
+  }
+
+  /** Whether the session's own stream records its end (remembered like one applied live). */
+  private async sessionEndedInStore(accountId: string, sessionId: string): Promise<boolean> {
+    const ended = (await this.store.readStream(sessionStreamName(sessionId))).find(
+      (event) => event.type === 'SessionEnded.v1',
+    );
+    if (!ended) return false;
+    this.sessionEnded(accountId, sessionId, Date.parse((ended.data as SessionEnded['data']).expiresAt));
+    return true;
   }
 }

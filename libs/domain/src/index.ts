@@ -15,3 +15,5 @@ export * from './event-types';
 export * from './shared/upcaster';
 export * from './user/user-registered.upcaster';
 export * from './event-upcasters';
+export * from './account/reset-request.aggregate';
+export * from './account/password-change.aggregate';

@@ -10,23 +10,32 @@ import {
 import { ChronicleConfig } from '@chronicle/config';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { EVENT_UPCASTERS } from '@chronicle/domain';
-import { SqliteEventStore } from './embedded';
+import { join } from 'node:path';
+import { EVENTS_FILE, SqliteCheckpointStore, SqliteEventStore } from './embedded';
 import { EsdbEventStore } from './esdb';
 import { EventStore, EventStoreObserver } from './event-store.port';
 import { formatPosition } from './position';
+import { CheckpointStore, databaseFromUri, MongoCheckpointStore } from './processing';
 import { UpcasterRegistry, UpcastingEventStore } from './upcasting';
 
-/** Closes the store last, after the subscriptions that read from it have stopped. */
+/** Closes the stores last, after the processors that use them have stopped. */
 @Injectable()
 class EventStoreCloser implements OnApplicationShutdown {
-  constructor(@Inject(EventStore) private readonly store: EventStore) {}
+  constructor(
+    @Inject(EventStore) private readonly store: EventStore,
+    @Inject(CheckpointStore) private readonly checkpoints: CheckpointStore,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    await this.checkpoints.close();
     await this.store.close();
   }
 }
 
-/** Provides the EventStore port: EventStoreDB when EVENTSTORE_URL is set, else the embedded store. */
+/**
+ * Provides the EventStore port (EventStoreDB when EVENTSTORE_URL is set, else the embedded store)
+ * and the processors' CheckpointStore (MongoDB when MONGODB_URI is set, else SQLite in DATA_DIR).
+ */
 @Global()
 @Module({})
 export class EventStoreModule {
@@ -40,9 +49,15 @@ export class EventStoreModule {
             openEventStore(config, metrics?.eventStore ?? null),
           inject: [ChronicleConfig, { token: ChronicleMetrics, optional: true }],
         },
+        {
+          provide: CheckpointStore,
+          // After the event store: on the default both share events.db, created by the event store.
+          useFactory: (config: ChronicleConfig): Promise<CheckpointStore> => openCheckpointStore(config),
+          inject: [ChronicleConfig, EventStore],
+        },
         EventStoreCloser,
       ],
-      exports: [EventStore],
+      exports: [EventStore, CheckpointStore],
     };
   }
 }
@@ -74,4 +89,15 @@ function openAdapter(config: ChronicleConfig, observer: EventStoreObserver | und
     });
   }
   return SqliteEventStore.open(config.dataDir, { observer });
+}
+
+/** The processors' checkpoints: beside the read models in production, else in the embedded store's file. */
+export async function openCheckpointStore(config: ChronicleConfig): Promise<CheckpointStore> {
+  if (config.mongodbUri) {
+    return MongoCheckpointStore.connect(config.mongodbUri, databaseFromUri(config.mongodbUri) ?? 'chronicle');
+  }
+  // EventStoreDB with in-memory read models: a file of its own in DATA_DIR.
+  return SqliteCheckpointStore.open(
+    join(config.dataDir, config.eventStoreUrl ? 'checkpoints.db' : EVENTS_FILE),
+  );
 }

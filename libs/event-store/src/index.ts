@@ -5,3 +5,5 @@ export * from './embedded';
 export * from './event-store.module';
 export * from './esdb';
 export * from './upcasting';
+export * from './processing';
+export * from './store-unavailable';

@@ -44,3 +44,14 @@ export abstract class Mailer {
 
   protected abstract deliver(message: MailMessage): Promise<void>;
 }
+
+/** The receiving side refused the message for good (an SMTP 5xx): sending it again cannot help. */
+export class MailRejectedError extends Error {
+  constructor(
+    readonly responseCode: number,
+    response: string,
+  ) {
+    super(`The mail server refused the message: ${response}`);
+    this.name = 'MailRejectedError';
+  }
+}

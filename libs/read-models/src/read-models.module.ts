@@ -8,40 +8,44 @@ import {
   OnApplicationShutdown,
 } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
-import { EventStore } from '@chronicle/event-store';
+import { CheckpointStore, EventStore } from '@chronicle/event-store';
 import { ALL_PROJECTIONS } from './projections/all-projections';
 import { MemoryReadStore } from './memory/memory-read-store';
 import { MongoReadStore } from './mongo/mongo-read-store';
-import { ProjectionRunner } from './projection-runner';
+import { ProjectionProcessor } from './projection-processor';
 import { ReadStore } from './read-store.port';
 
 export const READ_MODELS_CHECKPOINT = 'read-models';
 
 /**
- * Runs the projections in this process on the embedded default: replays the history at start-up,
+ * Runs the projections in this process on the embedded default: replays the history after start-up,
  * then follows live events. With MONGODB_URI the read models are shared, and the projector process
  * (apps/projector) runs them instead.
  */
 @Injectable()
 export class InProcessProjections implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
-    @Inject(ProjectionRunner) readonly runner: ProjectionRunner,
+    @Inject(ProjectionProcessor) readonly processor: ProjectionProcessor,
     @Inject(ReadStore) private readonly readStore: ReadStore,
     @Inject(ChronicleConfig) private readonly config: ChronicleConfig,
   ) {}
 
-  onApplicationBootstrap(): Promise<void> {
-    if (this.config.mongodbUri) return Promise.resolve();
-    return this.runner.start();
+  /**
+   * In the background: the API listens at once whatever the history, and readiness says how far
+   * the catch-up is. The processor logs every error as it happens.
+   */
+  onApplicationBootstrap(): void {
+    if (this.config.mongodbUri) return;
+    void this.processor.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.runner.stop();
+    await this.processor.stop();
     await this.readStore.close();
   }
 }
 
-/** Provides the ReadStore port (MongoDB when MONGODB_URI is set, else in memory) and its projection runner. */
+/** Provides the ReadStore port (MongoDB when MONGODB_URI is set, else in memory) and its projection processor. */
 @Global()
 @Module({})
 export class ReadModelsModule {
@@ -56,16 +60,17 @@ export class ReadModelsModule {
           inject: [ChronicleConfig],
         },
         {
-          provide: ProjectionRunner,
-          useFactory: (store: EventStore, readStore: ReadStore) =>
-            new ProjectionRunner(store, readStore, ALL_PROJECTIONS, {
+          provide: ProjectionProcessor,
+          useFactory: (store: EventStore, readStore: ReadStore, parking: CheckpointStore) =>
+            new ProjectionProcessor(store, readStore, ALL_PROJECTIONS, {
               checkpointName: READ_MODELS_CHECKPOINT,
+              parking,
             }),
-          inject: [EventStore, ReadStore],
+          inject: [EventStore, ReadStore, CheckpointStore],
         },
         InProcessProjections,
       ],
-      exports: [ReadStore, ProjectionRunner],
+      exports: [ReadStore, ProjectionProcessor],
     };
   }
 }

@@ -1,24 +1,13 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../../support/free-port';
 import { startEsdbDouble } from '../../doubles/esdb/esdb-double';
 import { startMongoDouble } from '../../doubles/mongo/mongo-double';
 import { stopAtFileEnd } from './backend';
 import { cliCommand } from './cli-process';
 
 const ROOT = join(__dirname, '..', '..', '..');
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export async function waitForHealth(url: string, server: ChildProcess): Promise<void> {
   const deadline = Date.now() + 20_000;

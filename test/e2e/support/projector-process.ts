@@ -25,9 +25,14 @@ export interface ProjectorProcess {
 
 /** The projector (apps/projector) as its own process, from source, with `env` over the test's environment. */
 export function startProjector(env: Record<string, string>): ProjectorProcess {
+  return startAppProcess('projector', env);
+}
+
+/** An app (apps/<app>) as its own process, from source, with `env` over the test's environment. */
+export function startAppProcess(app: 'api' | 'projector', env: Record<string, string>): ProjectorProcess {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['-r', '@swc-node/register', join(ROOT, 'apps/projector/src/main.ts')],
+    ['-r', '@swc-node/register', join(ROOT, `apps/${app}/src/main.ts`)],
     {
       cwd: ROOT,
       env: {
@@ -64,11 +69,11 @@ export function startProjector(env: Record<string, string>): ProjectorProcess {
         if (pattern.test(output)) finish();
         else if (exit)
           finish(
-            new Error(`The projector exited (${describeExit(exit)}) before logging ${pattern}:\n${output}`),
+            new Error(`The ${app} exited (${describeExit(exit)}) before logging ${pattern}:\n${output}`),
           );
       };
       const timer = setTimeout(
-        () => finish(new Error(`The projector did not log ${pattern} within ${ms} ms:\n${output}`)),
+        () => finish(new Error(`The ${app} did not log ${pattern} within ${ms} ms:\n${output}`)),
         ms,
       );
       const finish = (error?: Error) => {
@@ -97,7 +102,7 @@ export function startProjector(env: Record<string, string>): ProjectorProcess {
       if (result) return result;
       child.kill('SIGKILL');
       await exited;
-      throw new Error(`The projector did not stop within ${ms} ms of SIGTERM:\n${output}`);
+      throw new Error(`The ${app} did not stop within ${ms} ms of SIGTERM:\n${output}`);
     },
   };
 }

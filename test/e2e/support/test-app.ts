@@ -8,7 +8,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { OpenAccountCommand, SeedCustomersCommand, SYSTEM_ACTOR } from '@chronicle/application';
 import { ChronicleConfig, parseConfig } from '@chronicle/config';
 import { comparePositions, EventStore, formatPosition, Position } from '@chronicle/event-store';
-import { ProjectionRunner, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
+import { ProjectionProcessor, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
 import { createApp } from '../../../apps/api/src/create-app';
 import { backendEnv, discardBackend, E2E_BACKEND, stopAtFileEnd } from './backend';
 import { ResponseChecker } from './openapi-responses';
@@ -85,7 +85,8 @@ export async function startTestApp(
     checker = new ResponseChecker(
       (await (await fetch(`http://127.0.0.1:${port}/docs/json`)).json()) as never,
     );
-    // As the embedded API does before it serves: the read models have caught up with the history.
+    // The app listens at once; tests start once it is ready (the history applied), as a balancer would.
+    await untilReady(`http://127.0.0.1:${port}`);
     await projector?.waitForOutput(/Projector ready/);
   } catch (error) {
     await app?.close();
@@ -101,7 +102,7 @@ export async function startTestApp(
     if (!head) return;
     if (projector) {
       await checkpointReaches(app.get(ReadStore), head, projector);
-    } else if (!(await app.get(ProjectionRunner).waitFor(head, SETTLE_TIMEOUT_MS))) {
+    } else if (!(await app.get(ProjectionProcessor).waitFor(head, SETTLE_TIMEOUT_MS))) {
       throw new Error(`The read models did not catch up within ${SETTLE_TIMEOUT_MS} ms`);
     }
   };
@@ -145,6 +146,22 @@ export async function startTestApp(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Polls /health/ready until it answers 200. */
+async function untilReady(url: string): Promise<void> {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (;;) {
+    const response = await fetch(`${url}/health/ready`);
+    if (response.status === 200) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `Not ready within ${SETTLE_TIMEOUT_MS} ms: ${response.status} ${await response.text()}`,
+      );
+    }
+    await response.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** Polls the projector's checkpoint in the read store until it covers `head`. */

@@ -30,6 +30,35 @@ export class ProjectionStatusDto {
   lagSeconds!: number;
 }
 
+export class ParkedMessageDto {
+  @ApiProperty({ example: 'saga:password', description: 'The processor that parked it.' })
+  processor!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  eventId!: string;
+
+  @ApiProperty({ example: 'resetrequest-9f86d0…' })
+  stream!: string;
+
+  @ApiProperty({ example: 'PasswordResetRequested.v1' })
+  type!: string;
+
+  @ApiProperty({ example: '1040' })
+  position!: string;
+
+  @ApiProperty({
+    example: 'The mail server refused the message: 550 5.1.1 Mailbox unavailable',
+    description: 'The permanent failure, or the last of too many transient ones.',
+  })
+  reason!: string;
+
+  @ApiProperty({ type: 'integer', minimum: 1 })
+  attempts!: number;
+
+  @ApiProperty({ format: 'date-time' })
+  parkedAt!: string;
+}
+
 export class ProjectionsStatusDto {
   @ApiProperty({
     oneOf: [{ type: 'string' }, { type: 'null' }],
@@ -41,6 +70,13 @@ export class ProjectionsStatusDto {
   @ApiProperty({ type: [ProjectionStatusDto] })
   projections!: ProjectionStatusDto[];
 
-  @ApiProperty({ type: [ProjectionStatusDto], description: 'Each saga, by the events it has handled.' })
+  @ApiProperty({ type: [ProjectionStatusDto], description: 'The sagas, each with its own checkpoint.' })
   sagas!: ProjectionStatusDto[];
+
+  @ApiProperty({
+    type: [ParkedMessageDto],
+    description:
+      'Messages a processor gave up on, oldest first; `projections parked retry|drop` settles them.',
+  })
+  parked!: ParkedMessageDto[];
 }

@@ -13,9 +13,10 @@ import {
   HealthIndicatorResult,
   HealthIndicatorService,
 } from '@nestjs/terminus';
-import { Public } from '@chronicle/auth';
-import { EventStore } from '@chronicle/event-store';
-import { ReadStore } from '@chronicle/read-models';
+import { AccountSessions, Public } from '@chronicle/auth';
+import { ChronicleConfig } from '@chronicle/config';
+import { EventProcessor, EventStore, formatPosition } from '@chronicle/event-store';
+import { ProjectionProcessor, ReadStore } from '@chronicle/read-models';
 import { ProblemDto } from '../http/openapi';
 import { PROBLEM_CONTENT_TYPE } from '../http/problem-details';
 
@@ -66,6 +67,9 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly eventStore: EventStore,
     private readonly readStore: ReadStore,
+    private readonly projections: ProjectionProcessor,
+    private readonly sessions: AccountSessions,
+    private readonly config: ChronicleConfig,
   ) {}
 
   /** The process is up and serving. */
@@ -75,14 +79,34 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Ready for traffic: the event store and the read store answer. */
+  /**
+   * Ready for traffic: the event store and the read store answer, and what this process builds
+   * from the history (the in-memory read models, the sessions) has caught up with it. Until then
+   * the answer is 503 and says how far the catch-up is.
+   */
   @Get('ready')
-  @ApiHealth('Readiness: the event store and the read store answer')
+  @ApiHealth('Readiness: the stores answer and the read models have caught up with the history')
   ready() {
     return this.health.check([
       () => this.ping('eventStore', () => this.eventStore.ping()),
       () => this.ping('readStore', () => this.readStore.ping()),
+      ...(this.config.mongodbUri ? [] : [() => this.caughtUp('readModels', this.projections)]),
+      () => this.caughtUp('sessions', this.sessions),
     ]);
+  }
+
+  private async caughtUp(
+    key: string,
+    processor: Pick<EventProcessor, 'isCaughtUp' | 'position'>,
+  ): Promise<HealthIndicatorResult> {
+    const indicator = this.indicators.check(key);
+    if (processor.isCaughtUp) return indicator.up();
+    const head = await this.eventStore.headPosition().catch(() => null);
+    return indicator.down({
+      message: 'catching up with the event history',
+      position: processor.position === null ? null : formatPosition(processor.position),
+      head: head === null ? null : formatPosition(head),
+    });
   }
 
   private async ping(key: string, ping: () => Promise<void>): Promise<HealthIndicatorResult> {

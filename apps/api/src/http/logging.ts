@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
 import pino, { type Level, type Logger } from 'pino';
@@ -47,6 +48,28 @@ export function createLogger(config: ChronicleConfig): Logger {
     },
     logDestination(),
   );
+}
+
+/**
+ * Nest's logger over `logger` while the app is being built, before nestjs-pino's is available: so
+ * every message, an error at start-up above all, is written as it happens, in the same JSON.
+ */
+export function startupLogger(logger: Logger): LoggerService {
+  const write =
+    (level: Level) =>
+    (message: unknown, ...rest: unknown[]) => {
+      const context = typeof rest.at(-1) === 'string' ? (rest.at(-1) as string) : undefined;
+      if (message instanceof Error) logger[level]({ context, err: message }, message.message);
+      else logger[level]({ context }, String(message));
+    };
+  return {
+    log: write('info'),
+    error: write('error'),
+    warn: write('warn'),
+    debug: write('debug'),
+    verbose: write('trace'),
+    fatal: write('fatal'),
+  };
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   PasswordChangedMeanwhileError,
   ValidationError,
 } from '@chronicle/domain';
+import { isStoreUnavailable } from '@chronicle/event-store';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -65,6 +66,9 @@ function problem(status: number, fields: Partial<Problem> = {}): Problem {
   return result;
 }
 
+/** What a 503 asks a client to wait before trying again. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 const BEARER_CHALLENGE = 'Bearer realm="api"';
 const BASIC_CHALLENGE = 'Basic realm="api", charset="UTF-8"';
 
@@ -91,6 +95,14 @@ export function toProblem(error: unknown, request: { method: string }): Rendered
     }
     if (status === 429 && typeof fields.retryAfter === 'number') {
       headers['retry-after'] = String(fields.retryAfter);
+    }
+    if (status === 503) {
+      // A failed readiness check (terminus) says which checks failed and how far a catch-up is.
+      if (typeof body === 'object' && body !== null && 'details' in body) {
+        fields.detail = 'Not ready: see checks.';
+        fields.checks = body.details;
+      }
+      headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
     }
     return { problem: problem(status, { ...fields, status }), headers };
   }
@@ -140,6 +152,13 @@ export function toProblem(error: unknown, request: { method: string }): Rendered
   }
   if (error instanceof AlreadyExistsError || error instanceof ConcurrencyConflictError) {
     return { problem: problem(409, { detail: error.message }), headers };
+  }
+  if (isStoreUnavailable(error)) {
+    headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
+    return {
+      problem: problem(503, { detail: 'A store the service needs is unavailable; try again later.' }),
+      headers,
+    };
   }
   const fastify = fastifyError(error);
   if (fastify) {

@@ -1,7 +1,9 @@
+import { INestApplicationContext } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { Command } from 'commander';
 import { ChronicleConfig } from '@chronicle/config';
-import { EventStore, openEventStore } from '@chronicle/event-store';
-import { GetProjectionStatusHandler, passwordSaga, SystemClock } from '@chronicle/application';
+import { CheckpointStore, EventStore, openCheckpointStore, openEventStore } from '@chronicle/event-store';
+import { passwordSaga, projectionsStatus, retryParkedMessage, SystemClock } from '@chronicle/application';
 import {
   ALL_PROJECTIONS,
   ControlCommand,
@@ -37,8 +39,43 @@ interface OperationOptions {
   signal: AbortSignal;
 }
 
-export function registerProjectionsCommands(program: Command, config: () => ChronicleConfig): void {
-  const projections = program.command('projections').description('Read models: rebuild and verify');
+type WithApp = <T>(config: ChronicleConfig, work: (app: INestApplicationContext) => Promise<T>) => Promise<T>;
+
+export function registerProjectionsCommands(
+  program: Command,
+  config: () => ChronicleConfig,
+  withApp: WithApp,
+): void {
+  const projections = program
+    .command('projections')
+    .description('Read models and sagas: status, parked messages, rebuild and verify');
+  const parked = projections.command('parked').description('Messages a processor gave up on');
+  parked
+    .command('retry <processor> <event-id>')
+    .description(
+      'Run a parked saga message again now; unparked if it succeeds, parked with the new reason if not',
+    )
+    .action(async (processor: string, eventId: string) => {
+      printJson(
+        await withApp(config(), (app) =>
+          retryParkedMessage(
+            app.get(EventStore),
+            app.get(CheckpointStore),
+            app.get(CommandBus),
+            processor,
+            eventId,
+          ),
+        ),
+      );
+    });
+  parked
+    .command('drop <processor> <event-id>')
+    .description('Forget a parked message: it will never be handled')
+    .action(async (processor: string, eventId: string) => {
+      const dropped = await withApp(config(), (app) => app.get(CheckpointStore).unpark(processor, eventId));
+      printJson({ dropped });
+      if (!dropped) throw new CommandFailedError(1);
+    });
   projections
     .command('rebuild')
     .description('Replay every event into fresh read models and swap them in once caught up')
@@ -48,9 +85,11 @@ export function registerProjectionsCommands(program: Command, config: () => Chro
     });
   projections
     .command('status')
-    .description("Each projection's and saga's checkpoint, lag in events and seconds, and the store's head")
+    .description(
+      "Each projection's and saga's checkpoint, lag in events and seconds, the parked messages and the store's head",
+    )
     .action(async () => {
-      for (const status of await projectionsStatus(config())) printJson(status);
+      for (const status of await statusWhereTheModelsAre(config())) printJson(status);
     });
   projections
     .command('verify')
@@ -87,12 +126,17 @@ async function withProgress<T extends Array<{ events: number }>>(
  * The status query where the read models and checkpoints are: on MongoDB, here; on the embedded
  * default, inside each running server (one line each), and none without a server.
  */
-async function projectionsStatus(config: ChronicleConfig): Promise<object[]> {
+async function statusWhereTheModelsAre(config: ChronicleConfig): Promise<object[]> {
   if (config.mongodbUri) {
     const readStore = await MongoReadStore.connect(config.mongodbUri);
     const eventStore = openEventStore(config);
     try {
-      return [await new GetProjectionStatusHandler(eventStore, readStore, new SystemClock()).execute()];
+      const checkpoints = await openCheckpointStore(config);
+      try {
+        return [await projectionsStatus(eventStore, readStore, checkpoints, new SystemClock())];
+      } finally {
+        await checkpoints.close();
+      }
     } finally {
       await eventStore.close();
       await readStore.close();
@@ -143,11 +187,18 @@ async function runHere<C extends ControlCommand>(
 ): Promise<ControlResult<C>> {
   const eventStore: EventStore = openEventStore(config);
   try {
-    const rebuilder = new ReadModelRebuilder(eventStore, target, ALL_PROJECTIONS, READ_MODELS_CHECKPOINT, [
-      passwordSaga.name,
-    ]);
-    const result = command === 'rebuild' ? await rebuilder.rebuild(options) : await rebuilder.verify(options);
-    return result as ControlResult<C>;
+    const checkpoints = await openCheckpointStore(config);
+    try {
+      const rebuilder = new ReadModelRebuilder(eventStore, target, ALL_PROJECTIONS, READ_MODELS_CHECKPOINT, {
+        checkpoints,
+        names: [passwordSaga.name],
+      });
+      const result =
+        command === 'rebuild' ? await rebuilder.rebuild(options) : await rebuilder.verify(options);
+      return result as ControlResult<C>;
+    } finally {
+      await checkpoints.close();
+    }
   } finally {
     await eventStore.close();
   }

@@ -7,7 +7,7 @@ import {
   emailStreamNameFor,
   EmailReserved,
 } from '@chronicle/domain';
-import { EventStore, WrongExpectedRevisionError } from '@chronicle/event-store';
+import { comparePositions, EventStore, Position, WrongExpectedRevisionError } from '@chronicle/event-store';
 import { EmailTakenError } from '../shared/application-errors';
 import { Clock } from '../shared/clock';
 import { CommandContext } from '../shared/command-context';
@@ -32,6 +32,13 @@ export class AccountDirectory {
   async findByEmailHash(hash: string): Promise<Account | null> {
     const reservation = await this.lastReservation(hash);
     return reservation ? this.findById(reservation.accountId) : null;
+  }
+
+  /** The account that had the address when the event at `position` was written, if any still has it. */
+  async findByEmailHashBefore(hash: string, position: Position): Promise<Account | null> {
+    const reservation = await this.lastReservation(hash);
+    if (!reservation || comparePositions(reservation.position, position) >= 0) return null;
+    return this.findById(reservation.accountId);
   }
 
   async findById(accountId: string): Promise<Account | null> {
@@ -60,11 +67,17 @@ export class AccountDirectory {
     }
   }
 
-  private async lastReservation(hash: string): Promise<{ accountId: string; revision: number } | null> {
+  private async lastReservation(
+    hash: string,
+  ): Promise<{ accountId: string; revision: number; position: Position } | null> {
     const events = await this.store.readStream(emailStreamNameFor(hash));
     const last = events[events.length - 1];
     return last
-      ? { accountId: (last.data as EmailReserved['data']).accountId, revision: last.revision }
+      ? {
+          accountId: (last.data as EmailReserved['data']).accountId,
+          revision: last.revision,
+          position: last.position,
+        }
       : null;
   }
 }

@@ -1,24 +1,37 @@
-import { randomUUID } from 'node:crypto';
-import { hashResetToken, newResetToken, parseResetToken } from './reset-token';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { hashResetToken, parseResetToken, resetTokenFor } from './reset-token';
+
+const secret = randomBytes(32);
 
 describe('reset tokens', () => {
-  it('name their account and are stored only as a SHA-256 hash', () => {
-    const accountId = randomUUID();
-    const issued = newResetToken(accountId);
+  it('name their request and are stored only as a SHA-256 hash', () => {
+    const requestId = randomUUID();
+    const issued = resetTokenFor(requestId, secret);
     expect(issued.token).toMatch(/^[A-Za-z0-9_-]{64}$/);
     expect(issued.tokenHash).toBe(hashResetToken(issued.token));
     expect(issued.tokenHash).not.toContain(issued.token);
-    expect(parseResetToken(issued.token)).toEqual({ accountId, tokenHash: issued.tokenHash });
+    expect(parseResetToken(issued.token)).toEqual({ requestId, tokenHash: issued.tokenHash });
   });
 
-  it('carry 256 random bits: two tokens for one account differ in their secret part', () => {
-    const accountId = randomUUID();
-    const [a, b] = [newResetToken(accountId).token, newResetToken(accountId).token];
-    expect(a.slice(0, 21)).toBe(b.slice(0, 21));
-    expect(Buffer.from(a, 'base64url').subarray(16).equals(Buffer.from(b, 'base64url').subarray(16))).toBe(
-      false,
+  it('are the same for the same request (a retry re-sends the token), another for another request or secret', () => {
+    const requestId = randomUUID();
+    expect(resetTokenFor(requestId, secret)).toEqual(resetTokenFor(requestId, secret));
+    expect(resetTokenFor(requestId.toUpperCase(), secret).tokenHash).toBe(
+      resetTokenFor(requestId, secret).tokenHash,
     );
-    expect(Buffer.from(a, 'base64url').subarray(16)).toHaveLength(32);
+    expect(resetTokenFor(randomUUID(), secret).token.slice(22)).not.toBe(
+      resetTokenFor(requestId, secret).token.slice(22),
+    );
+    expect(resetTokenFor(requestId, randomBytes(32)).token).not.toBe(resetTokenFor(requestId, secret).token);
+  });
+
+  it('carry 256 bits after the request id, which only the secret gives', () => {
+    const token = resetTokenFor(randomUUID(), secret).token;
+    expect(Buffer.from(token, 'base64url').subarray(16)).toHaveLength(32);
+  });
+
+  it('are made only for a request id that is a UUID', () => {
+    expect(() => resetTokenFor('r-1', secret)).toThrow(/UUID/);
   });
 
   it.each([undefined, 42, '', 'short', 'x'.repeat(65), `${'A'.repeat(63)}=`, `${'A'.repeat(63)}+`])(

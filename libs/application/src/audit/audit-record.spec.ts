@@ -37,6 +37,7 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
     tokenHash: SHA256.replace(/a/g, 'b'),
     issuedAt: T,
     expiresAt: T,
+    credentialsVersion: 0,
   },
   'PasswordResetEmailSent.v1': { accountId: 'a-1', requestId: 'r-1', tokenId: 'rt-1', sentAt: T },
   'PasswordReset.v1': {

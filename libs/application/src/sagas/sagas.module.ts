@@ -1,40 +1,40 @@
 import { Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { EventStore } from '@chronicle/event-store';
-import { ReadStore } from '@chronicle/read-models';
+import { CheckpointStore, EventStore } from '@chronicle/event-store';
 import { ApplicationModule } from '../application.module';
 import { passwordSaga } from './password.saga';
-import { SagaRunner } from './saga-runner';
+import { SagaProcessor } from './saga-processor';
 
 /** Runs the sagas in this process, from start-up to shutdown. */
 @Injectable()
 export class InProcessSagas implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(@Inject(SagaRunner) private readonly runner: SagaRunner) {}
+  constructor(@Inject(SagaProcessor) private readonly processor: SagaProcessor) {}
 
   onApplicationBootstrap(): void {
-    this.runner.start();
+    // In the background: a saga never delays start-up.
+    void this.processor.start();
   }
 
   onApplicationShutdown(): Promise<void> {
-    return this.runner.stop();
+    return this.processor.stop();
   }
 }
 
 /**
- * The sagas' runner, not started: a host starts it, e.g. the projector while it holds its lease.
- * Needs EventStore, ReadStore (for the checkpoint), Mailer and the security ports from the host.
+ * The sagas' processor, not started: a host starts it, e.g. the projector while it holds its lease.
+ * Needs EventStore, CheckpointStore, Mailer and the security ports from the host.
  */
 @Module({
   imports: [ApplicationModule],
   providers: [
     {
-      provide: SagaRunner,
-      useFactory: (store: EventStore, readStore: ReadStore, commands: CommandBus) =>
-        new SagaRunner(passwordSaga, store, readStore, commands),
-      inject: [EventStore, ReadStore, CommandBus],
+      provide: SagaProcessor,
+      useFactory: (store: EventStore, commands: CommandBus, checkpoints: CheckpointStore) =>
+        new SagaProcessor(passwordSaga, store, commands, checkpoints),
+      inject: [EventStore, CommandBus, CheckpointStore],
     },
   ],
-  exports: [SagaRunner],
+  exports: [SagaProcessor],
 })
 export class SagasModule {}
 

@@ -1,6 +1,6 @@
 import { Collection, MongoClient, MongoServerError } from 'mongodb';
 import { AttemptCounters } from '@chronicle/application';
-import { databaseFromUri } from '@chronicle/read-models';
+import { databaseFromUri } from '@chronicle/event-store';
 
 interface CounterDocument {
   _id: string;

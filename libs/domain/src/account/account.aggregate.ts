@@ -1,15 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import { AlreadyExistsError, DomainError, NotFoundError, ValidationError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
 import { checkEmail, isFieldError } from '../shared/values';
 import { AccountEvent, PasswordChanged, PasswordReset, Role } from './account.events';
-
-export interface ResetToken {
-  hash: string;
-  issuedAt: string;
-  expiresAt: string;
-  used: boolean;
-}
 
 export interface Account {
   exists: true;
@@ -19,19 +11,12 @@ export interface Account {
   roles: Role[];
   passwordHash: string;
   /**
-   * Incremented by every reset and change: tokens and requests authenticated against an older
-   * version are revoked. Versions, not instants, so that no host's clock decides.
+   * Counts the password's resets and changes. Access tokens, and requests authenticated against an
+   * older version, are revoked; a reset token holds the count at its issue and works only while it
+   * is unchanged (used once, or overtaken by any change, it is void). Versions, not instants, so
+   * that no host's clock decides.
    */
   credentialsVersion: number;
-  /** When the password last changed: reset tokens issued before it are void. */
-  passwordChangedAt: string | null;
-  resetTokens: ReadonlyMap<string, ResetToken>;
-  /** Reset requests whose e-mail went out. */
-  resetRequestsMailed: ReadonlySet<string>;
-  /** Password changes whose tokens were invalidated and revoked. */
-  changesCompleted: ReadonlySet<string>;
-  /** Password changes whose notice e-mail went out. */
-  changesNotified: ReadonlySet<string>;
 }
 export type AccountState = Initial | Account;
 export const initialAccountState: AccountState = { exists: false };
@@ -68,26 +53,13 @@ export interface OpenAccount {
   now: string;
 }
 
-export interface IssueResetToken {
-  type: 'IssueResetToken';
-  requestId: string;
-  tokenId: string;
-  tokenHash: string;
-  now: string;
-  expiresAt: string;
-}
-
-export interface RecordResetEmailSent {
-  type: 'RecordResetEmailSent';
-  requestId: string;
-  tokenId: string;
-  now: string;
-}
-
+/** The token was checked against its reset request (hash, expiry): the account checks it is still current. */
 export interface ResetPassword {
   type: 'ResetPassword';
-  /** SHA-256 of the token the client presented. */
-  tokenHash: string;
+  /** The request the token was issued for. */
+  tokenId: string;
+  /** The account's credentials version when the token was issued. */
+  tokenCredentialsVersion: number;
   passwordHash: string;
   now: string;
 }
@@ -100,45 +72,11 @@ export interface ChangePassword {
   now: string;
 }
 
-/** The saga's follow-up to a PasswordReset or PasswordChanged event with id `changeId`. */
-export interface CompletePasswordChange {
-  type: 'CompletePasswordChange';
-  changeId: string;
-  changedAt: string;
-}
-
-export interface RecordPasswordChangeNotice {
-  type: 'RecordPasswordChangeNotice';
-  changeId: string;
-  now: string;
-}
-
-export type AccountCommand =
-  | OpenAccount
-  | IssueResetToken
-  | RecordResetEmailSent
-  | ResetPassword
-  | ChangePassword
-  | CompletePasswordChange
-  | RecordPasswordChangeNotice;
+export type AccountCommand = OpenAccount | ResetPassword | ChangePassword;
 
 function requireAccount(state: AccountState): Account {
   if (!state.exists) throw new NotFoundError('Account');
   return state;
-}
-
-/** A reset token works once, before it expires, and only if the password has not changed since. */
-export function isResetTokenUsable(account: Account, token: ResetToken, now: string): boolean {
-  if (token.used || Date.parse(now) >= Date.parse(token.expiresAt)) return false;
-  return (
-    account.passwordChangedAt === null || Date.parse(token.issuedAt) > Date.parse(account.passwordChangedAt)
-  );
-}
-
-function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 export function decideAccount(command: AccountCommand, state: AccountState): AccountEvent[] {
@@ -165,51 +103,20 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
   const account = requireAccount(state);
   const accountId = account.id;
   switch (command.type) {
-    case 'IssueResetToken':
-      return [
-        {
-          type: 'ResetTokenIssued.v1',
-          data: {
-            accountId,
-            requestId: command.requestId,
-            tokenId: command.tokenId,
-            tokenHash: command.tokenHash,
-            issuedAt: command.now,
-            expiresAt: command.expiresAt,
-          },
-        },
-      ];
-    case 'RecordResetEmailSent':
-      if (account.resetRequestsMailed.has(command.requestId)) return [];
-      return [
-        {
-          type: 'PasswordResetEmailSent.v1',
-          data: { accountId, requestId: command.requestId, tokenId: command.tokenId, sentAt: command.now },
-        },
-      ];
-    case 'ResetPassword': {
-      // Every stored hash is compared, in constant time, so timing tells nothing about which matched.
-      let match: string | null = null;
-      for (const [tokenId, token] of account.resetTokens) {
-        if (sameHash(token.hash, command.tokenHash)) match = tokenId;
-      }
-      const token = match === null ? undefined : account.resetTokens.get(match);
-      if (match === null || !token || !isResetTokenUsable(account, token, command.now)) {
-        throw new InvalidResetTokenError();
-      }
+    case 'ResetPassword':
+      if (command.tokenCredentialsVersion !== account.credentialsVersion) throw new InvalidResetTokenError();
       return [
         {
           type: 'PasswordReset.v1',
           data: {
             accountId,
-            tokenId: match,
+            tokenId: command.tokenId,
             passwordHash: command.passwordHash,
             resetAt: command.now,
             credentialsVersion: account.credentialsVersion + 1,
           },
         },
       ];
-    }
     case 'ChangePassword':
       // Only the credentials matter: other writes to the account (token issues) never stop it.
       if (account.passwordHash !== command.verifiedPasswordHash) throw new PasswordChangedMeanwhileError();
@@ -222,31 +129,6 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
             changedAt: command.now,
             credentialsVersion: account.credentialsVersion + 1,
           },
-        },
-      ];
-    case 'CompletePasswordChange': {
-      if (account.changesCompleted.has(command.changeId)) return [];
-      const changedAt = Date.parse(command.changedAt);
-      const outstanding = [...account.resetTokens]
-        .filter(([, token]) => !token.used && Date.parse(token.issuedAt) <= changedAt)
-        .map(([tokenId]) => tokenId);
-      return [
-        {
-          type: 'ResetTokensInvalidated.v1',
-          data: { accountId, changeId: command.changeId, tokenIds: outstanding },
-        },
-        {
-          type: 'AccessTokensRevoked.v1',
-          data: { accountId, changeId: command.changeId, revokedBefore: command.changedAt },
-        },
-      ];
-    }
-    case 'RecordPasswordChangeNotice':
-      if (account.changesNotified.has(command.changeId)) return [];
-      return [
-        {
-          type: 'PasswordChangeNoticeSent.v1',
-          data: { accountId, changeId: command.changeId, sentAt: command.now },
         },
       ];
   }
@@ -271,55 +153,27 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       roles: event.data.roles,
       passwordHash: event.data.passwordHash,
       credentialsVersion: 0,
-      passwordChangedAt: null,
-      resetTokens: new Map(),
-      resetRequestsMailed: new Set(),
-      changesCompleted: new Set(),
-      changesNotified: new Set(),
     };
   }
   if (!state.exists) return state;
   switch (event.type) {
-    // Stored before sessions had streams of their own; tokens of that time no longer verify.
-    case 'AccessTokenIssued.v1':
-    case 'AccessTokenRevoked.v1':
-    case 'AccessTokensRevoked.v1':
-      return state;
-    case 'ResetTokenIssued.v1':
-      return {
-        ...state,
-        resetTokens: new Map(state.resetTokens).set(event.data.tokenId, {
-          hash: event.data.tokenHash,
-          issuedAt: event.data.issuedAt,
-          expiresAt: event.data.expiresAt,
-          used: false,
-        }),
-      };
-    case 'PasswordResetEmailSent.v1':
-      return { ...state, resetRequestsMailed: new Set([...state.resetRequestsMailed, event.data.requestId]) };
-    case 'PasswordReset.v1': {
-      const resetTokens = new Map(state.resetTokens);
-      const token = resetTokens.get(event.data.tokenId);
-      if (token) resetTokens.set(event.data.tokenId, { ...token, used: true });
-      return {
-        ...state,
-        resetTokens,
-        passwordHash: event.data.passwordHash,
-        passwordChangedAt: event.data.resetAt,
-        credentialsVersion: credentialsVersionAfter(state.credentialsVersion, event),
-      };
-    }
+    case 'PasswordReset.v1':
     case 'PasswordChanged.v1':
       return {
         ...state,
         passwordHash: event.data.passwordHash,
-        passwordChangedAt: event.data.changedAt,
         credentialsVersion: credentialsVersionAfter(state.credentialsVersion, event),
       };
+    // Kept in streams of their own since (sessions, reset requests, password changes): those an
+    // older build wrote here change nothing the account decides on, and their tokens no longer verify.
+    case 'AccessTokenIssued.v1':
+    case 'AccessTokenRevoked.v1':
+    case 'AccessTokensRevoked.v1':
+    case 'ResetTokenIssued.v1':
+    case 'PasswordResetEmailSent.v1':
     case 'ResetTokensInvalidated.v1':
-      return { ...state, changesCompleted: new Set([...state.changesCompleted, event.data.changeId]) };
     case 'PasswordChangeNoticeSent.v1':
-      return { ...state, changesNotified: new Set([...state.changesNotified, event.data.changeId]) };
+      return state;
   }
 }
 

@@ -19,7 +19,11 @@ export type AccessTokenRevoked = DomainEvent<
   { accountId: string; tokenId: string; revokedAt: string }
 >;
 
-/** A reset token went out for the request `requestId`; only its SHA-256 is kept, never the token. */
+/**
+ * A reset token was issued for the request `requestId` (its `tokenId`); only its SHA-256 is kept,
+ * never the token. `credentialsVersion`: the account's when it was issued (absent from the events
+ * older builds wrote into account streams, which nothing reads any more).
+ */
 export type ResetTokenIssued = DomainEvent<
   'ResetTokenIssued.v1',
   {
@@ -29,6 +33,7 @@ export type ResetTokenIssued = DomainEvent<
     tokenHash: string;
     issuedAt: string;
     expiresAt: string;
+    credentialsVersion: number;
   }
 >;
 
@@ -101,3 +106,7 @@ export type PasswordResetRequested = DomainEvent<
 
 export const accountStreamName = (accountId: string): string => `account-${accountId}`;
 export const resetRequestStreamName = (emailHash: string): string => `resetrequest-${emailHash}`;
+/** One reset request's token and e-mail, apart from the account, so requests never grow it. */
+export const passwordResetStreamName = (requestId: string): string => `passwordreset-${requestId}`;
+/** One password change's follow-ups (revocation, notice). */
+export const passwordChangeStreamName = (changeId: string): string => `passwordchange-${changeId}`;

@@ -1,1 +1,2 @@
 export * from './sqlite-event-store';
+export * from './sqlite-checkpoint-store';

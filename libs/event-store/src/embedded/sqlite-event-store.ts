@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
@@ -53,11 +54,38 @@ export class DuplicateEventIdError extends Error {
 }
 
 export const EVENTS_FILE = 'events.db';
+/** Beside events.db: the identity recorded when the store was created. */
+export const STORE_ID_FILE = 'store-id';
+
+/**
+ * DATA_DIR holds a store's identity but not that store: events.db is missing, empty or another
+ * store's. Starting on it would serve an empty or a foreign history as if it were this one.
+ */
+export class StoreLostError extends Error {
+  constructor(
+    readonly dataDir: string,
+    reason: string,
+  ) {
+    super(
+      `DATA_DIR (${dataDir}): ${reason}. The event history is not where it was: restore it from a backup ` +
+        `(\`restore DIR\`), or, to start an empty store on purpose, remove ${join(dataDir, STORE_ID_FILE)}.`,
+    );
+    this.name = 'StoreLostError';
+  }
+}
 
 const SCHEMA_VERSION = 1;
 
+/**
+ * The write-ahead log is cut back to this size after each checkpoint, so that it never keeps the
+ * space of a burst of writes: on a small disk that space may be what a recovery needs.
+ */
+const WAL_SIZE_LIMIT_BYTES = 1024 * 1024;
+
 // No AUTOINCREMENT: a new rowid is max + 1, so rows of a rolled-back savepoint leave no gap.
 const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS store_identity (id INTEGER PRIMARY KEY CHECK (id = 1), store_id TEXT NOT NULL) STRICT;
+  CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), probed_at TEXT NOT NULL) STRICT;
   CREATE TABLE IF NOT EXISTS events (
     position INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -113,7 +141,9 @@ export class SqliteEventStore extends EventStore implements EventLog {
   private readonly selectStream: Database.Statement<[string, number], EventRow>;
   private readonly selectAfter: Database.Statement<[number, number], EventRow>;
   private readonly selectHead: Database.Statement<[], number | null>;
-  private readonly selectOne: Database.Statement<[], number>;
+  private readonly probeWrite: Database.Statement<[string]>;
+  /** Why the last commit failed (a full disk, an I/O error), until one succeeds again. */
+  private writeFailure: string | null = null;
   private readonly typeFilters = new Map<number, Database.Statement<unknown[], EventRow>>();
   private readonly appendInSavepoint: Database.Transaction<(request: PendingAppend) => Applied>;
   private readonly commitGroup: Database.Transaction<(group: PendingAppend[], outcomes: Outcome[]) => void>;
@@ -164,8 +194,9 @@ export class SqliteEventStore extends EventStore implements EventLog {
     this.selectAfter.raw();
     this.selectHead = db.prepare<[], number | null>('SELECT max(position) FROM events');
     this.selectHead.pluck();
-    this.selectOne = db.prepare<[], number>('SELECT 1');
-    this.selectOne.pluck();
+    this.probeWrite = db.prepare(
+      'INSERT INTO write_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at',
+    );
     this.appendInSavepoint = db.transaction((request: PendingAppend) => this.appendOne(request));
     this.commitGroup = db.transaction((group: PendingAppend[], outcomes: Outcome[]) => {
       for (const request of group) {
@@ -183,11 +214,23 @@ export class SqliteEventStore extends EventStore implements EventLog {
     });
   }
 
-  /** Opens (creating if needed) `<dataDir>/events.db`. */
+  /**
+   * Opens (creating if needed) `<dataDir>/events.db`. A new store records an identity, in the file
+   * and in `store-id` beside it; a DATA_DIR whose `store-id` names a store that events.db does not
+   * hold (missing, emptied, replaced) throws StoreLostError.
+   */
   static open(dataDir: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    // Private from its creation: SQLite gives the -wal and -shm files the database file's mode.
     const file = join(dataDir, EVENTS_FILE);
+    const recorded = readStoreId(dataDir);
+    const size = statSync(file, { throwIfNoEntry: false })?.size;
+    if (recorded !== null && !size) {
+      throw new StoreLostError(
+        dataDir,
+        `${file} is ${size === undefined ? 'missing' : 'empty (0 bytes)'}, but ${STORE_ID_FILE} says store ${recorded} was created here`,
+      );
+    }
+    // Private from its creation: SQLite gives the -wal and -shm files the database file's mode.
     closeSync(openSync(file, 'a', 0o600));
     const db = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000 });
     try {
@@ -198,7 +241,9 @@ export class SqliteEventStore extends EventStore implements EventLog {
       const mode = db.pragma('journal_mode = WAL', { simple: true }) as string;
       if (mode !== 'wal') throw new Error(`${EVENTS_FILE}: cannot use WAL journal mode (got ${mode})`);
       db.pragma('synchronous = FULL');
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       db.exec(SCHEMA);
+      recordIdentity(db, dataDir, recorded);
       return new SqliteEventStore(db, options);
     } catch (error) {
       db.close();
@@ -274,10 +319,21 @@ export class SqliteEventStore extends EventStore implements EventLog {
     });
   }
 
+  /**
+   * Ready means able to write: a read would succeed on a full disk. After a failed commit the
+   * log is checkpointed and truncated first, which frees the space a small disk needs to recover.
+   */
   override ping(): Promise<void> {
     return settle(() => {
       this.assertOpen();
-      this.selectOne.get();
+      try {
+        if (this.writeFailure !== null) this.db.pragma('wal_checkpoint(TRUNCATE)');
+        this.probeWrite.run(new Date().toISOString());
+      } catch (error) {
+        this.writeFailure = describe(error);
+        throw new Error(`${EVENTS_FILE} cannot be written: ${this.writeFailure}`, { cause: error });
+      }
+      this.writeFailure = null;
     });
   }
 
@@ -336,9 +392,11 @@ export class SqliteEventStore extends EventStore implements EventLog {
     try {
       this.commitGroup.immediate(group, outcomes);
     } catch (error) {
+      this.writeFailure = describe(error);
       for (const request of group) request.reject(error);
       return;
     }
+    this.writeFailure = null;
     this.counters.commits++;
     let written = 0;
     for (let i = 0; i < group.length; i++) {
@@ -451,6 +509,42 @@ export class SqliteEventStore extends EventStore implements EventLog {
   }
 }
 
+function readStoreId(dataDir: string): string | null {
+  try {
+    return readFileSync(join(dataDir, STORE_ID_FILE), 'utf8').trim() || null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/**
+ * The store's identity, in events.db first, then in `store-id` (a crash in between leaves only the
+ * first, which the next open completes). A store from before identities takes the one recorded.
+ */
+function recordIdentity(db: Database.Database, dataDir: string, recorded: string | null): void {
+  const stored = db.prepare<[], string>('SELECT store_id FROM store_identity WHERE id = 1').pluck().get();
+  if (stored !== undefined && recorded !== null && stored !== recorded) {
+    throw new StoreLostError(
+      dataDir,
+      `${join(dataDir, EVENTS_FILE)} is store ${stored}, but ${STORE_ID_FILE} says store ${recorded} was created here`,
+    );
+  }
+  // Two processes opening a new store together agree on the first one's identity.
+  if (stored === undefined) {
+    db.prepare('INSERT OR IGNORE INTO store_identity (id, store_id) VALUES (1, ?)').run(
+      recorded ?? randomUUID(),
+    );
+  }
+  const id = db.prepare<[], string>('SELECT store_id FROM store_identity WHERE id = 1').pluck().get()!;
+  if (recorded !== null) return;
+  try {
+    writeFileSync(join(dataDir, STORE_ID_FILE), `${id}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 /** Runs synchronous work behind the async port: a throw becomes a rejection. */
 function settle<T>(work: () => T): Promise<T> {
   return new Promise<T>((resolve) => resolve(work()));
@@ -488,4 +582,10 @@ function isUniqueIdViolation(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   return code === 'SQLITE_CONSTRAINT_UNIQUE' && typeof message === 'string' && message.includes('events.id');
+}
+
+function describe(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === 'string' ? `${code}: ${String(message)}` : String(message);
 }

@@ -39,6 +39,7 @@ import {
   toEsdbExpectedRevision,
 } from './esdb-events';
 import { EsdbSubscription, type ResubscribeOptions } from './esdb-subscription';
+import { StoreTimeoutError, withinDeadline } from '../store-unavailable';
 
 export interface EsdbEventStoreOptions {
   /** First wait before a dropped subscription resubscribes (default 250 ms), doubled per failure. */
@@ -53,6 +54,12 @@ export interface EsdbEventStoreOptions {
   readPageSize?: number;
   /** How long `ping` waits for an answer (default 5 s). */
   pingTimeoutMs?: number;
+  /**
+   * The deadline of each call (default 3 s), and the budget of one operation with its retries
+   * (default 8 s): a frozen server fails a request within seconds, which the API answers 503.
+   */
+  callDeadlineMs?: number;
+  operationBudgetMs?: number;
   /** Tries of an append that meets a transient cluster error (default 4): same ids, so idempotent. */
   appendAttempts?: number;
   /** Wait before the first retry of an append or read (default 100 ms), doubled per retry. */
@@ -69,7 +76,8 @@ export function isTransientEsdbError(error: unknown): boolean {
   return (
     error instanceof NotLeaderError ||
     error instanceof UnavailableError ||
-    error instanceof DeadlineExceededError
+    error instanceof DeadlineExceededError ||
+    error instanceof StoreTimeoutError
   );
 }
 
@@ -88,6 +96,8 @@ export class EsdbEventStore extends EventStore {
   private readonly appendAttempts: number;
   private readonly retryDelayMs: number;
   private readonly observer: EventStoreObserver | null;
+  private readonly callDeadlineMs: number;
+  private readonly operationBudgetMs: number;
   private closed = false;
 
   /** Connects lazily: the first call opens the channel. `esdb://host:2113?tls=false` for a local node. */
@@ -112,6 +122,8 @@ export class EsdbEventStore extends EventStore {
     this.appendAttempts = Math.max(1, options.appendAttempts ?? 4);
     this.retryDelayMs = options.retryDelayMs ?? 100;
     this.observer = options.observer ?? null;
+    this.callDeadlineMs = options.callDeadlineMs ?? 3_000;
+    this.operationBudgetMs = options.operationBudgetMs ?? 8_000;
   }
 
   override async append(
@@ -126,7 +138,10 @@ export class EsdbEventStore extends EventStore {
       // The same event ids on every try: the server recognises a write that went through and
       // answers it again instead of writing twice.
       const result = await this.retrying(this.appendAttempts, () =>
-        this.client.appendToStream(stream, data, { expectedRevision: toEsdbExpectedRevision(expected) }),
+        this.client.appendToStream(stream, data, {
+          expectedRevision: toEsdbExpectedRevision(expected),
+          deadline: this.callDeadlineMs,
+        }),
       );
       if (!result.position) throw new Error(`Append to ${stream} returned no position`);
       this.observer?.committed(events.length);
@@ -163,6 +178,7 @@ export class EsdbEventStore extends EventStore {
         for await (const resolved of this.client.readStream(stream, {
           fromRevision: BigInt(fromRevision),
           direction: FORWARDS,
+          deadline: this.callDeadlineMs,
         })) {
           events.push(fromResolvedEvent(resolved));
         }
@@ -283,7 +299,12 @@ export class EsdbEventStore extends EventStore {
     try {
       return await this.retrying(2, async () => {
         const page: ResolvedEvent[] = [];
-        for await (const resolved of this.client.readAll({ fromPosition: from, direction, maxCount })) {
+        for await (const resolved of this.client.readAll({
+          fromPosition: from,
+          direction,
+          maxCount,
+          deadline: this.callDeadlineMs,
+        })) {
           page.push(resolved);
         }
         return page;
@@ -296,14 +317,22 @@ export class EsdbEventStore extends EventStore {
     }
   }
 
-  /** Runs `call` up to `attempts` times while it fails with a transient cluster error. */
+  /**
+   * Runs `call` up to `attempts` times while it fails with a transient cluster error, and never
+   * starts a try that could end past the operation's budget.
+   */
   private async retrying<T>(attempts: number, call: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.operationBudgetMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await call();
+        // The client's own deadline does not cover every wait (a batch append on a connection
+        // that went silent waits for keep-alive): a try that takes longer is given up here.
+        return await withinDeadline(call(), this.callDeadlineMs + 500, 'EventStoreDB');
       } catch (error) {
         if (attempt >= attempts || this.closed || !isTransientEsdbError(error)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, this.retryDelayMs * 2 ** (attempt - 1)));
+        const delay = this.retryDelayMs * 2 ** (attempt - 1);
+        if (Date.now() + delay + this.callDeadlineMs > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
   }

@@ -1,6 +1,6 @@
 import { OnApplicationShutdown } from '@nestjs/common';
 import { createTransport, Transporter } from 'nodemailer';
-import { Mailer, MailMessage } from '../mailer.port';
+import { Mailer, MailMessage, MailRejectedError } from '../mailer.port';
 import { messageHeaders, parseSender, Sender } from '../message-headers';
 
 /**
@@ -26,11 +26,23 @@ export class SmtpMailer extends Mailer implements OnApplicationShutdown {
   }
 
   protected override async deliver(message: MailMessage): Promise<void> {
-    await this.transport.sendMail({
-      ...messageHeaders(message, this.sender),
-      text: message.text,
-      html: message.html,
-    });
+    try {
+      await this.transport.sendMail({
+        ...messageHeaders(message, this.sender),
+        text: message.text,
+        html: message.html,
+      });
+    } catch (error) {
+      // 5xx is permanent (RFC 5321 4.2.1); 4xx and lost connections are worth another try.
+      const { responseCode, response } = error as { responseCode?: unknown; response?: unknown };
+      if (typeof responseCode === 'number' && responseCode >= 500 && responseCode < 600) {
+        throw new MailRejectedError(
+          responseCode,
+          typeof response === 'string' ? response : String(responseCode),
+        );
+      }
+      throw error;
+    }
   }
 
   onApplicationShutdown(): void {

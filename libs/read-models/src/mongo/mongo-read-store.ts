@@ -1,4 +1,10 @@
-import { comparePositions, Position, positionKey } from '@chronicle/event-store';
+import {
+  comparePositions,
+  databaseFromUri,
+  MONGO_DEADLINES,
+  Position,
+  positionKey,
+} from '@chronicle/event-store';
 import {
   AnyBulkWriteOperation,
   Collection,
@@ -121,6 +127,7 @@ export class MongoReadStore extends ReadStore {
     const client = new MongoClient(uri, {
       writeConcern: options.writeConcern ?? { w: 'majority' },
       readConcern: { level: options.readConcern ?? 'majority' },
+      ...MONGO_DEADLINES,
       // A field set to undefined means "not set" in a change, not null.
       ignoreUndefined: true,
     });
@@ -501,10 +508,4 @@ function userView(record: UserRecord): UserDocument {
   const view: Record<string, unknown> = { id: record._id };
   for (const field of USER_DOCUMENT_FIELDS) if (record[field] !== undefined) view[field] = record[field];
   return view as unknown as UserDocument;
-}
-
-/** The database named in a connection string's path (`mongodb://host/name?...`), if any. */
-export function databaseFromUri(uri: string): string | undefined {
-  const match = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]+)/.exec(uri);
-  return match ? decodeURIComponent(match[1]) : undefined;
 }

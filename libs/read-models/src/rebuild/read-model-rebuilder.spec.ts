@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { position, SqliteEventStore } from '@chronicle/event-store';
+import { position, SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
 import { MemoryReadStore } from '../memory/memory-read-store';
-import { ProjectionRunner } from '../projection-runner';
+import { ProjectionProcessor } from '../projection-processor';
 import { ALL_PROJECTIONS } from '../projections/all-projections';
 import { Projection } from '../projections/projection';
 import { ReadModelRebuilder } from './read-model-rebuilder';
@@ -24,7 +24,7 @@ describe('ReadModelRebuilder on memory read models', () => {
   let dir: string;
   let events: SqliteEventStore;
   let live: MemoryReadStore;
-  let runner: ProjectionRunner;
+  let runner: ProjectionProcessor;
 
   const register = (id: number) =>
     events.append(
@@ -54,8 +54,9 @@ describe('ReadModelRebuilder on memory read models', () => {
     events = SqliteEventStore.open(dir, { pollIntervalMs: 5 });
     for (let id = 1; id <= 3000; id++) await register(id);
     live = new MemoryReadStore();
-    runner = new ProjectionRunner(events, live, ALL_PROJECTIONS, {
+    runner = new ProjectionProcessor(events, live, ALL_PROJECTIONS, {
       checkpointName: CHECKPOINT,
+      parking: SqliteCheckpointStore.open(':memory:'),
       logger: silent,
     });
     await runner.start();

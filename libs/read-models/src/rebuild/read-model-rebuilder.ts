@@ -1,4 +1,4 @@
-import { comparePositions, EventStore, Position, position } from '@chronicle/event-store';
+import { CheckpointStore, comparePositions, EventStore, Position, position } from '@chronicle/event-store';
 import { Projection } from '../projections/projection';
 import { ReadStore } from '../read-store.port';
 import { compareReadModels, Difference, recheck } from './compare-read-models';
@@ -53,10 +53,10 @@ export class ReadModelRebuilder {
     /** The live projection runner's checkpoint. */
     private readonly checkpointName: string,
     /**
-     * Checkpoints of the log's other consumers kept in the same store (sagas): one left beyond a
+     * The log's other consumers (sagas) and where they keep their checkpoints: one left beyond a
      * wiped log is moved to the log's start, as they never saw any of its events.
      */
-    private readonly otherCheckpoints: readonly string[] = [],
+    private readonly processors: { checkpoints: CheckpointStore; names: readonly string[] } | null = null,
   ) {}
 
   async rebuild(options: OperationOptions = {}): Promise<RebuildResult> {
@@ -89,10 +89,9 @@ export class ReadModelRebuilder {
         await this.target.live.applyBatch([], { projection: this.checkpointName, position: tail.position });
       }
     }
-    for (const name of this.otherCheckpoints) {
-      if (await this.beyondLog(name)) {
-        await this.target.live.applyBatch([], { projection: name, position: position(0) });
-      }
+    for (const name of this.processors?.names ?? []) {
+      const checkpoints = this.processors!.checkpoints;
+      if (await this.beyondLog(await checkpoints.load(name))) await checkpoints.store(name, position(0));
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return {
@@ -133,12 +132,11 @@ export class ReadModelRebuilder {
     }
   }
 
-  private liveCheckpointBeyondLog(): Promise<boolean> {
-    return this.beyondLog(this.checkpointName);
+  private async liveCheckpointBeyondLog(): Promise<boolean> {
+    return this.beyondLog(await this.target.live.getCheckpoint(this.checkpointName));
   }
 
-  private async beyondLog(checkpointName: string): Promise<boolean> {
-    const live = await this.target.live.getCheckpoint(checkpointName);
+  private async beyondLog(live: Position | null): Promise<boolean> {
     if (live === null) return false;
     const end = await this.eventStore.endPosition();
     return end === null || comparePositions(live, end) > 0;

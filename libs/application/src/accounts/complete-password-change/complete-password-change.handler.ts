@@ -1,47 +1,53 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { accountDecider, accountStreamName } from '@chronicle/domain';
+import { passwordChangeDecider, passwordChangeStreamName } from '@chronicle/domain';
 import { Mailer, passwordChangedEmail } from '@chronicle/mail';
 import { SYSTEM_ACTOR } from '../../shared/command-context';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
+import { AccountDirectory } from '../account-directory';
 import { CompletePasswordChangeCommand } from './complete-password-change.command';
 
 /**
- * Records that the other reset tokens are void and the older access tokens revoked (the account's
- * state already enforces both from the change itself), then sends the notice, once per change.
+ * Records that the older access tokens are revoked (the account already enforces it from the
+ * change itself, and so do the reset tokens' credentials version), then sends the notice, once per
+ * change: both are kept in the change's own stream, never on the account.
  */
 @CommandHandler(CompletePasswordChangeCommand)
 export class CompletePasswordChangeHandler implements ICommandHandler<CompletePasswordChangeCommand, void> {
   constructor(
     private readonly repository: EventSourcedRepository,
+    private readonly directory: AccountDirectory,
     private readonly mailer: Mailer,
   ) {}
 
   async execute({ change }: CompletePasswordChangeCommand): Promise<void> {
     const changedAt = 'resetAt' in change.data ? change.data.resetAt : change.data.changedAt;
-    const stream = accountStreamName(change.data.accountId);
+    const { accountId } = change.data;
+    const stream = passwordChangeStreamName(change.id);
     const context = {
       actor: SYSTEM_ACTOR,
       correlationId: change.metadata.correlationId,
       causationId: change.id,
     };
     const completed = await this.repository.handle(
-      accountDecider,
+      passwordChangeDecider,
       stream,
-      () => ({ type: 'CompletePasswordChange' as const, changeId: change.id, changedAt }),
+      () => ({ type: 'RevokeAccessTokensBefore' as const, accountId, changeId: change.id, changedAt }),
       context,
     );
-    const account = completed.state;
-    if (!account.exists || account.changesNotified.has(change.id)) return;
+    if (completed.state.exists && completed.state.notified) return;
+    const account = await this.directory.findById(accountId);
+    if (!account) return;
     await this.mailer.send({
       id: `password-changed-${change.id}`,
       to: account.email,
       ...passwordChangedEmail({ to: account.email, changedAt: new Date(changedAt) }),
     });
     await this.repository.handle(
-      accountDecider,
+      passwordChangeDecider,
       stream,
       (_state, now) => ({
         type: 'RecordPasswordChangeNotice' as const,
+        accountId,
         changeId: change.id,
         now: now.toISOString(),
       }),

@@ -4,7 +4,10 @@ import {
   accountStreamName,
   credentialsVersionAfter,
   InvalidResetTokenError,
+  isUsableResetToken,
   PasswordReset,
+  passwordResetStreamName,
+  resetRequestDecider,
 } from '@chronicle/domain';
 import { Clock } from '../../shared/clock';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
@@ -31,32 +34,42 @@ export class CompletePasswordResetHandler implements ICommandHandler<
   }: CompletePasswordResetCommand): Promise<PasswordChangeResult> {
     const parsed = parseResetToken(token);
     if (!parsed) throw new InvalidResetTokenError();
-    const stream = accountStreamName(parsed.accountId);
-    const { state } = await this.repository.load(accountDecider, stream);
-    // The token is checked (by decide itself, in constant time) before the policy, and consumed
-    // only after it: a refused password leaves the token usable for a better one.
-    const now = this.clock.now().toISOString();
-    accountDecider.decide(
-      { type: 'ResetPassword', tokenHash: parsed.tokenHash, passwordHash: '', now },
-      state,
+    // The token's own request says whose it is, whether it matches (in constant time) and until when.
+    const { state: request } = await this.repository.load(
+      resetRequestDecider,
+      passwordResetStreamName(parsed.requestId),
     );
+    if (!isUsableResetToken(request, parsed.tokenHash, this.clock.now().toISOString()) || !request.exists) {
+      throw new InvalidResetTokenError();
+    }
+    const resetWith = (passwordHash: string, now: Date) => {
+      if (!isUsableResetToken(request, parsed.tokenHash, now.toISOString()))
+        throw new InvalidResetTokenError();
+      return {
+        type: 'ResetPassword' as const,
+        tokenId: parsed.requestId,
+        tokenCredentialsVersion: request.credentialsVersion,
+        passwordHash,
+        now: now.toISOString(),
+      };
+    };
+    const stream = accountStreamName(request.accountId);
+    const { state } = await this.repository.load(accountDecider, stream);
+    // The account decides whether the token is still current (not used, no change since) before
+    // the policy, and it is consumed only after it: a refused password leaves it usable for a better one.
+    accountDecider.decide(resetWith('', this.clock.now()), state);
     if (!state.exists) throw new InvalidResetTokenError();
     const passwordHash = await hashNewPassword(this.hasher, newPassword, state.email);
-    // decide() checks the token again against the stream as it is when appending (constant time).
+    // Decided again on the account as it is when appending: a concurrent use of the token loses.
     const result = await this.repository.handle(
       accountDecider,
       stream,
-      (_state, now) => ({
-        type: 'ResetPassword' as const,
-        tokenHash: parsed.tokenHash,
-        passwordHash,
-        now: now.toISOString(),
-      }),
+      (_state, now) => resetWith(passwordHash, now),
       context,
     );
     const [reset] = result.events as PasswordReset[];
     return {
-      accountId: parsed.accountId,
+      accountId: request.accountId,
       credentialsVersion: credentialsVersionAfter(state.credentialsVersion, reset),
       position: result.position,
     };

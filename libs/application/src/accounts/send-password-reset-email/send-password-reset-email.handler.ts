@@ -1,18 +1,20 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ChronicleConfig } from '@chronicle/config';
-import { accountDecider, accountStreamName } from '@chronicle/domain';
+import { passwordResetStreamName, resetRequestDecider } from '@chronicle/domain';
 import { Mailer, passwordResetEmail } from '@chronicle/mail';
 import { Clock } from '../../shared/clock';
 import { SYSTEM_ACTOR } from '../../shared/command-context';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { AccountDirectory } from '../account-directory';
-import { newResetToken } from '../reset-token';
+import { resetTokenFor } from '../reset-token';
 import { SendPasswordResetEmailCommand } from './send-password-reset-email.command';
 
 /**
- * Issue the token (only its hash is stored), send the e-mail, record that it went out. Run again
- * after a crash, it finds the request already mailed and does nothing; a crash between sending and
- * recording sends a fresh token under the same Message-ID, so the outbox keeps one e-mail.
+ * Issue the request's token (once: it is derived from the request id, and only its hash is
+ * stored), send the e-mail, record that it went out. Run again after a crash it finds the request
+ * mailed and does nothing; a crash between sending and recording re-sends the same token under
+ * the same Message-ID. Nothing is sent when the address had no account at the request, or when
+ * the request is older than the token's lifetime.
  */
 @CommandHandler(SendPasswordResetEmailCommand)
 export class SendPasswordResetEmailHandler implements ICommandHandler<SendPasswordResetEmailCommand, void> {
@@ -25,32 +27,33 @@ export class SendPasswordResetEmailHandler implements ICommandHandler<SendPasswo
   ) {}
 
   async execute({ request }: SendPasswordResetEmailCommand): Promise<void> {
-    const account = await this.directory.findByEmailHash(request.data.emailHash);
-    if (!account || account.resetRequestsMailed.has(request.id)) return;
-    const stream = accountStreamName(account.id);
+    const stream = passwordResetStreamName(request.id);
     const context = {
       actor: SYSTEM_ACTOR,
       correlationId: request.metadata.correlationId,
       causationId: request.id,
     };
-    const { token, tokenId, tokenHash } = newResetToken(account.id);
-    let expiresAt = new Date(0);
-    await this.repository.handle(
-      accountDecider,
+    const { token, tokenHash } = resetTokenFor(request.id, this.config.tokenSecret);
+    const account = await this.directory.findByEmailHashBefore(request.data.emailHash, request.position);
+    const { state } = await this.repository.handle(
+      resetRequestDecider,
       stream,
-      (_state, now) => {
-        expiresAt = new Date(now.getTime() + this.config.resetTokenTtlSeconds * 1000);
-        return {
-          type: 'IssueResetToken' as const,
-          requestId: request.id,
-          tokenId,
-          tokenHash,
-          now: now.toISOString(),
-          expiresAt: expiresAt.toISOString(),
-        };
-      },
+      (_state, now) => ({
+        type: 'IssueResetToken' as const,
+        requestId: request.id,
+        accountId: account?.id ?? null,
+        credentialsVersion: account?.credentialsVersion ?? 0,
+        tokenHash,
+        requestedAt: request.data.requestedAt,
+        ttlSeconds: this.config.resetTokenTtlSeconds,
+        now: now.toISOString(),
+      }),
       context,
     );
+    if (!state.exists || state.mailed || !account || account.id !== state.accountId) return;
+    // A token that expired before it could be sent (the mail server was down) is not sent at all.
+    const expiresAt = new Date(state.expiresAt);
+    if (this.clock.now() >= expiresAt) return;
     const link = `${this.config.publicBaseUrl}/reset-password?token=${token}`;
     await this.mailer.send({
       id: `password-reset-${request.id}`,
@@ -58,14 +61,9 @@ export class SendPasswordResetEmailHandler implements ICommandHandler<SendPasswo
       ...passwordResetEmail({ to: account.email, link, expiresAt }),
     });
     await this.repository.handle(
-      accountDecider,
+      resetRequestDecider,
       stream,
-      (_state, now) => ({
-        type: 'RecordResetEmailSent' as const,
-        requestId: request.id,
-        tokenId,
-        now: now.toISOString(),
-      }),
+      (_state, now) => ({ type: 'RecordResetEmailSent' as const, now: now.toISOString() }),
       context,
     );
   }

@@ -12,12 +12,27 @@ export interface ProjectionStatus {
   lagSeconds: number;
 }
 
+/** A message a processor gave up on, as `projections status` lists it. */
+export interface ParkedMessageStatus {
+  processor: string;
+  eventId: string;
+  stream: string;
+  type: string;
+  /** Formatted. */
+  position: string;
+  reason: string;
+  attempts: number;
+  parkedAt: string;
+}
+
 export interface ProjectionsStatus {
   /** Position of the newest event in the store (formatted), null for an empty store. */
   head: string | null;
   projections: ProjectionStatus[];
-  /** Each saga, by the checkpoint of events it has handled. */
+  /** The sagas, each with its own durable checkpoint. */
   sagas: ProjectionStatus[];
+  /** Messages parked by any processor, oldest first: they wait for `projections parked retry|drop`. */
+  parked: ParkedMessageStatus[];
 }
 
 export class GetProjectionStatusQuery extends Query<ProjectionsStatus> {}

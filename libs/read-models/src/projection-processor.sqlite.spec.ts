@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppendResult, SqliteEventStore } from '@chronicle/event-store';
+import { AppendResult, SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
 import { MemoryReadStore } from './memory/memory-read-store';
-import { ProjectionRunner } from './projection-runner';
+import { ProjectionProcessor } from './projection-processor';
 import { ALL_PROJECTIONS } from './projections/all-projections';
 import { Checkpoint, DocumentChange } from './read-store.port';
 
 /** The runner against the real embedded event store and its subscription. */
-describe('ProjectionRunner on the embedded event store', () => {
+describe('ProjectionProcessor on the embedded event store', () => {
   let dir: string;
   let events: SqliteEventStore;
   const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
@@ -53,9 +53,10 @@ describe('ProjectionRunner on the embedded event store', () => {
       batches.push(changes.length);
       return applyBatch(changes, checkpoint);
     };
-    const options = { checkpointName: 'read-models', batchSize: 1000, logger: quiet };
+    const parking = SqliteCheckpointStore.open(':memory:');
+    const options = { checkpointName: 'read-models', batchSize: 1000, logger: quiet, parking };
 
-    const first = new ProjectionRunner(events, readStore, ALL_PROJECTIONS, options);
+    const first = new ProjectionProcessor(events, readStore, ALL_PROJECTIONS, options);
     await first.start();
     expect(batches).toEqual([1000, 1000, 1000]);
     const live = await registerCustomer(3_001);
@@ -63,7 +64,7 @@ describe('ProjectionRunner on the embedded event store', () => {
     await first.stop();
 
     await registerCustomer(3_002);
-    const second = new ProjectionRunner(events, readStore, ALL_PROJECTIONS, options);
+    const second = new ProjectionProcessor(events, readStore, ALL_PROJECTIONS, options);
     await second.start();
     await second.stop();
 

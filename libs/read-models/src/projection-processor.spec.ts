@@ -13,9 +13,10 @@ import {
   SubscriptionMessage,
   WrongExpectedRevisionError,
   comparePositions,
+  SqliteCheckpointStore,
 } from '@chronicle/event-store';
 import { MemoryReadStore } from './memory/memory-read-store';
-import { ProjectionRunner, ProjectionRunnerOptions } from './projection-runner';
+import { ProjectionProcessor, ProjectionProcessorOptions } from './projection-processor';
 import { ALL_PROJECTIONS } from './projections/all-projections';
 import { Projection } from './projections/projection';
 import { Checkpoint, DocumentChange } from './read-store.port';
@@ -224,16 +225,18 @@ async function customerIds(store: MemoryReadStore): Promise<number[]> {
   return (await store.listCustomers({ offset: 0, limit: 100_000 })).items.map((customer) => customer.id);
 }
 
-describe('ProjectionRunner', () => {
+describe('ProjectionProcessor', () => {
   let events: FakeEventStore;
   let readStore: RecordingReadStore;
   let logger: { log: jest.Mock; warn: jest.Mock; error: jest.Mock };
-  const runners: ProjectionRunner[] = [];
+  const runners: ProjectionProcessor[] = [];
+  let parking: SqliteCheckpointStore;
 
   beforeEach(() => {
     events = new FakeEventStore();
     readStore = new RecordingReadStore();
     logger = { log: jest.fn(), warn: jest.fn(), error: jest.fn() };
+    parking = SqliteCheckpointStore.open(':memory:');
   });
 
   afterEach(async () => {
@@ -241,11 +244,12 @@ describe('ProjectionRunner', () => {
   });
 
   function runner(
-    options: Partial<ProjectionRunnerOptions> = {},
+    options: Partial<ProjectionProcessorOptions> = {},
     projections: readonly Projection[] = ALL_PROJECTIONS,
-  ): ProjectionRunner {
-    const created = new ProjectionRunner(events, readStore, projections, {
+  ): ProjectionProcessor {
+    const created = new ProjectionProcessor(events, readStore, projections, {
       checkpointName: 'read-models',
+      parking,
       logger,
       retryDelayMs: 5,
       maxRetryDelayMs: 20,
@@ -460,7 +464,7 @@ describe('ProjectionRunner', () => {
     expect(await subject.waitFor(live.position, 1000)).toBe(true);
     expect(logger.error).toHaveBeenCalledTimes(4);
     expect(logger.error.mock.calls[3][0]).toMatch(
-      /after position 10: read store unavailable; retrying in 5 ms/,
+      /Committing at 11 failed: read store unavailable; retrying in 5 ms/,
     );
   });
 
@@ -506,28 +510,29 @@ describe('ProjectionRunner', () => {
     expect(logger.warn.mock.calls[0][0]).toMatch(/names no position of any log \(at or above 2\^63\)/);
   });
 
-  it('keeps retrying an event a projection fails on, naming it, instead of skipping it', async () => {
+  it('parks an event a projection fails on, naming it with the reason, and applies the others', async () => {
     await registerCustomer(events, 1);
-    let failures = 2;
-    const flaky: Projection = {
-      name: 'flaky',
+    await registerCustomer(events, 2);
+    const broken: Projection = {
+      name: 'broken',
       eventTypes: ['CustomerRegistered.v1'],
       project: (event) => {
-        if (failures > 0) {
-          failures--;
-          throw new Error('boom');
-        }
+        if (event.stream === 'customer-1') throw new Error('boom');
         return ALL_PROJECTIONS.flatMap((projection) => projection.project(event));
       },
     };
-    const subject = runner({}, [flaky]);
+    const subject = runner({}, [broken]);
 
     await subject.start();
 
     expect(logger.error.mock.calls[0][0]).toMatch(
-      /Projection flaky failed on CustomerRegistered.v1 at 1 in customer-1: boom/,
+      /Parking CustomerRegistered.v1 .* after 1 attempt\(s\): Projection broken failed on CustomerRegistered.v1 at 1 in customer-1: boom/,
     );
-    expect(await customerIds(readStore)).toEqual([1]);
+    expect(await customerIds(readStore)).toEqual([2]);
+    expect(await parking.parked('read-models')).toEqual([
+      expect.objectContaining({ stream: 'customer-1', position: position(1), attempts: 1 }),
+    ]);
+    expect(await readStore.getCheckpoint('read-models')).toEqual(position(2));
   });
 
   it('reopens a dropped subscription from the last applied position', async () => {

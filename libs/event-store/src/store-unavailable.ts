@@ -1,0 +1,72 @@
+import {
+  CancelledError,
+  DeadlineExceededError,
+  NotLeaderError,
+  UnavailableError,
+} from '@eventstore/db-client';
+import {
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerSelectionError,
+  MongoWriteConcernError,
+} from 'mongodb';
+
+/** A call to a store got no answer in time (a frozen server): the adapter gave up waiting. */
+export class StoreTimeoutError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what} got no answer within ${ms} ms`);
+    this.name = 'StoreTimeoutError';
+  }
+}
+
+/** `promise`, or a StoreTimeoutError after `ms`: the answer is not awaited any longer. */
+export async function withinDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreTimeoutError(what, ms)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+    // A late outcome no longer matters.
+    promise.catch(() => undefined);
+  }
+}
+
+/** A connection that broke or never opened: the MongoDB driver lets some of these through unwrapped. */
+const NETWORK_FAILURES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+/** SQLite's codes for a store that cannot be used now: a full disk, I/O, a lock held too long, a lost file. */
+const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)/;
+
+/**
+ * Whether `error` says a store (the event store, the read store, the checkpoints) is down, frozen
+ * or out of space, rather than that the request was wrong: the answer is then a 503 that asks the
+ * client to come back, not a 500.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  if (
+    error instanceof StoreTimeoutError ||
+    error instanceof UnavailableError ||
+    error instanceof DeadlineExceededError ||
+    error instanceof NotLeaderError ||
+    error instanceof CancelledError ||
+    error instanceof MongoNetworkError ||
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoOperationTimeoutError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoWriteConcernError
+  ) {
+    return true;
+  }
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || NETWORK_FAILURES.has(code));
+}
+
+/** Whether `error` says the store's file is damaged: retrying cannot help, the process stops and says so. */
+export function isStoreDamaged(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+}
