@@ -97,9 +97,10 @@ describeEmbedded('tracing (OpenTelemetry), with an in-memory exporter', () => {
     const deadline = Date.now() + 10_000;
     let sent: RecordedEvent | undefined;
     while (sent === undefined && Date.now() < deadline) {
-      sent = (await store.readStream(`account-${member.accountId}`)).find(
-        (event) => event.type.startsWith('PasswordResetEmailSent') && event.metadata.traceId === traceId,
-      );
+      // Recorded in the request's own stream (passwordreset-<request id>).
+      for await (const event of store.readAll({ eventTypes: ['PasswordResetEmailSent.v1'] })) {
+        if (event.metadata.traceId === traceId) sent = event;
+      }
       if (sent === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(sent?.metadata.traceId).toBe(traceId);
