@@ -168,7 +168,9 @@ describe('MongoReadStore configuration', () => {
     await store.applyBatch(batch, { projection: 'main', position: position(1) });
     await store.listCustomers({ offset: 0, limit: 10 });
     await store.close();
+    // The generation marker at connect, the batch's documents, its checkpoint.
     expect(sent('update').map((entry) => entry.command.writeConcern)).toEqual([
+      { w: 'majority' },
       { w: 'majority' },
       { w: 'majority' },
     ]);

@@ -95,6 +95,23 @@ describe('projections rebuild and verify on MongoDB', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('replays from the start into read models wiped under it, rather than writing its position into them', async () => {
+    const client = await MongoClient.connect(uri);
+    try {
+      await client.db(dbName).dropDatabase();
+    } finally {
+      await client.close();
+    }
+    await register(501);
+    let total = 0;
+    for (const deadline = Date.now() + 10_000; total !== 501 && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      total = (await live.listCustomers({ offset: 0, limit: 0 })).total;
+    }
+    expect(total).toBe(501);
+    expect(await live.getCheckpoint(READ_MODELS_CHECKPOINT)).toEqual(await events.headPosition());
+  });
+
   it('builds new collections and renames them over the live ones, losing no event written meanwhile', async () => {
     let written = 0;
     let writing = true;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { ChronicleConfig, LOG_LEVELS, LogLevel } from './chronicle-config';
@@ -62,6 +62,10 @@ function privateDataDir(dataDir: string): void {
         if (inner.isFile()) tighten(join(path, inner.name), 0o600);
       }
     }
+    // A read-only mount whose modes are already tight passes every check above: only a write tells.
+    const probe = join(dataDir, `.write-probe-${process.pid}`);
+    writeFileSync(probe, '', { mode: 0o600 });
+    rmSync(probe);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'an error';
     throw new ConfigError(

@@ -20,6 +20,18 @@ export class PermanentFailure extends Error {
 }
 
 /**
+ * Thrown by a handler's commit when its store no longer holds what the checkpoint covers (a read
+ * store wiped or replaced under it): the batch is dropped and the processor starts over from the
+ * checkpoint it reads again, instead of writing its position into the empty store.
+ */
+export class StoreReplacedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreReplacedError';
+  }
+}
+
+/**
  * What a processor feeds. Events are handled one by one, in log order; `commit` then makes the
  * batch's effects and its checkpoint durable, together where the store allows it, else the
  * checkpoint after the effects (handlers are idempotent, so a replayed event does nothing twice).
@@ -419,6 +431,7 @@ export class EventProcessor {
         return;
       } catch (error) {
         if (this.state !== 'running') throw new Stopped();
+        if (error instanceof StoreReplacedError) throw error;
         const { message, stack } = describeError(error);
         this.logger.error(`${what} failed: ${message}; retrying in ${delay} ms`, stack);
         await this.sleep(delay);

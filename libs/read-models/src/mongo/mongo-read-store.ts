@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import {
   comparePositions,
   databaseFromUri,
   MONGO_DEADLINES,
   Position,
   positionKey,
+  StoreReplacedError,
 } from '@chronicle/event-store';
 import {
   AnyBulkWriteOperation,
@@ -70,6 +72,12 @@ interface CheckpointRecord {
 }
 
 const COLLECTIONS = ['customers', 'users', 'checkpoints'] as const;
+/**
+ * Beside the checkpoints: the read models' generation, made when they are created. A batch is
+ * written only while it is the one this store started with, so a wiped database is noticed and
+ * rebuilt from the start rather than given a checkpoint it does not hold the documents of.
+ */
+const GENERATION_ID = '#generation';
 /** The collections a promotion renames over the live ones. */
 const DOCUMENT_COLLECTIONS = ['customers', 'users'] as const;
 /** Where a promotion is journalled until every step is done (one at a time per database). */
@@ -111,6 +119,7 @@ export class MongoReadStore extends ReadStore {
   private readonly customers: Collection<CustomerRecord>;
   private readonly users: Collection<UserRecord>;
   private readonly checkpoints: Collection<CheckpointRecord>;
+  private generation: string | null = null;
 
   private constructor(
     private readonly client: MongoClient,
@@ -141,6 +150,7 @@ export class MongoReadStore extends ReadStore {
       // A promotion interrupted by a crash is finished before anyone reads the live collections.
       if (store.prefix === '') await finishPendingPromotion(store.db);
       await store.createCollections();
+      await store.adoptGeneration();
     } catch (error) {
       await client.close();
       throw error;
@@ -152,6 +162,13 @@ export class MongoReadStore extends ReadStore {
     this.assertOpen();
     validateChanges(changes);
     validatePosition(checkpoint.position, 'checkpoint position');
+    const current = await this.checkpoints.findOne({ _id: GENERATION_ID });
+    if (this.generation === null || current?.commit !== this.generation) {
+      this.generation = null;
+      throw new StoreReplacedError(
+        'The MongoDB read models were wiped or replaced since their checkpoint was read: reading it again',
+      );
+    }
     const documents = groupByDocument(changes);
 
     // One write per document, guarded by its first change's position: when the document is
@@ -183,6 +200,7 @@ export class MongoReadStore extends ReadStore {
 
   async getCheckpoint(projection: string): Promise<Position | null> {
     this.assertOpen();
+    await this.adoptGeneration();
     const record = await this.checkpoints.findOne({ _id: projection });
     return record ? { commit: BigInt(record.commit), prepare: BigInt(record.prepare) } : null;
   }
@@ -276,6 +294,16 @@ export class MongoReadStore extends ReadStore {
   async close(): Promise<void> {
     this.closed = true;
     await this.client.close();
+  }
+
+  /** The generation the read models are now, made here if they have none (new, or wiped). */
+  private async adoptGeneration(): Promise<void> {
+    await this.checkpoints.updateOne(
+      { _id: GENERATION_ID },
+      { $setOnInsert: { commit: randomUUID(), prepare: '' } },
+      { upsert: true },
+    );
+    this.generation = (await this.checkpoints.findOne({ _id: GENERATION_ID }))?.commit ?? null;
   }
 
   /**

@@ -1,0 +1,38 @@
+import { ServiceUnavailableException } from '@nestjs/common';
+import { StoreTimeoutError } from '@chronicle/event-store';
+import { toProblem } from './problem-details';
+
+const request = { method: 'GET' };
+
+describe('toProblem for outages', () => {
+  it.each([
+    ['a full disk', Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })],
+    ['a frozen EventStoreDB', new StoreTimeoutError('EventStoreDB', 3500)],
+    ['a MongoDB connection the server closed', Object.assign(new Error('socket ended'), { code: 'EPIPE' })],
+  ])('answers %s with 503 and Retry-After, saying nothing of the store', (_case, error) => {
+    const { problem, headers } = toProblem(error, request);
+    expect(problem).toEqual({
+      type: 'service-unavailable',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'A store the service needs is unavailable; try again later.',
+    });
+    expect(headers).toEqual({ 'retry-after': '5' });
+  });
+
+  it('keeps the failed checks of readiness, and asks the client to come back', () => {
+    const details = {
+      readModels: { status: 'down', message: 'catching up with the event history', head: '42' },
+    };
+    const { problem, headers } = toProblem(
+      new ServiceUnavailableException({ status: 'error', info: {}, error: details, details }),
+      request,
+    );
+    expect(problem).toMatchObject({ status: 503, detail: 'Not ready: see checks.', checks: details });
+    expect(headers['retry-after']).toBe('5');
+  });
+
+  it('still answers a bug with 500', () => {
+    expect(toProblem(new TypeError('x is undefined'), request).problem.status).toBe(500);
+  });
+});
