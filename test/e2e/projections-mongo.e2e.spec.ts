@@ -129,6 +129,26 @@ describe('projections rebuild and verify on MongoDB', () => {
     expect(await rebuilder().verify()).toMatchObject({ differences: 0 });
   });
 
+  it('rebuilds one projection: its collection is renamed over the live one, the others stay', async () => {
+    await live.applyBatch(
+      [
+        { collection: 'customers', id: 999_999, position: position(1), set: { name: 'stray' } },
+        { collection: 'users', id: 'u-stray', position: position(1), set: { name: 'stray' } },
+      ],
+      { projection: 'stray-test', position: position(1) },
+    );
+    const checkpoint = await live.getCheckpoint(READ_MODELS_CHECKPOINT);
+
+    const result = await rebuilder().rebuild({ projection: 'customers' });
+
+    expect(result.events).toBeGreaterThanOrEqual(500);
+    expect((await live.listCustomers({ gt: 999_998, offset: 0, limit: 1 })).items).toEqual([]);
+    expect(await live.getUser('u-stray')).toMatchObject({ name: 'stray' });
+    expect(await live.getCheckpoint(READ_MODELS_CHECKPOINT)).toEqual(checkpoint);
+    // The generation's users collection was dropped, not left behind.
+    expect(await collections()).toEqual(['checkpoints', 'customers', 'promotions', 'users']);
+  });
+
   it('verify finds a corrupted document and drops its scratch collections', async () => {
     const far = position(2n ** 62n);
     await live.applyBatch(

@@ -64,6 +64,44 @@ describeEmbedded('projections rebuild and verify on the embedded default', () =>
     expect(await snapshot()).toEqual(before);
   });
 
+  it('rebuilds one projection from the CLI: its collection is rebuilt, the others stay as they are', async () => {
+    const before = await snapshot();
+    const readStore = subject.app.get(ReadStore);
+    // Documents no event made, one in each collection: only the rebuilt collection loses its own.
+    await readStore.applyBatch(
+      [
+        {
+          collection: 'customers',
+          id: 999_999_999,
+          position: position(1),
+          set: { name: 'stray', email: 'stray@example.com', createdon: '2026-01-01T00:00:00.000Z' },
+        },
+        { collection: 'users', id: 'u-stray', position: position(1), set: { name: 'stray' } },
+      ],
+      { projection: 'stray-test', position: position(1) },
+    );
+
+    const result = await runCliProcess(subject.dataDir, 'projections', 'rebuild', '--projection', 'users');
+    expect(result.code).toBe(0);
+    // The users projection reads user events only: the admin's and the member's, and the patch.
+    expect(jsonLines(result.stdout)).toEqual([expect.objectContaining({ events: 3 })]);
+    expect(await readStore.getUser('u-stray')).toBeNull();
+    expect((await readStore.listCustomers({ gt: 999_999_998, offset: 0, limit: 1 })).items).toEqual([
+      { id: 999_999_999, name: 'stray', email: 'stray@example.com', createdon: '2026-01-01T00:00:00.000Z' },
+    ]);
+    expect((await snapshot()).users).toEqual(before.users);
+
+    const unknown = await runCliProcess(subject.dataDir, 'projections', 'rebuild', '--projection', 'nobody');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('nobody');
+
+    // And the other one, over the control socket: the stray customer goes too.
+    const [customers] = await runOnRunningServers(subject.dataDir, 'rebuild', { projection: 'customers' });
+    expect(customers.events).toBeGreaterThanOrEqual(20_000);
+    expect((await readStore.listCustomers({ gt: 999_999_998, offset: 0, limit: 1 })).items).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  });
+
   it('leaves the live models untouched when a rebuild is interrupted halfway', async () => {
     const before = await snapshot();
     const controller = new AbortController();

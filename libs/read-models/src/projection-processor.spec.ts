@@ -515,6 +515,7 @@ describe('ProjectionProcessor', () => {
     await registerCustomer(events, 2);
     const broken: Projection = {
       name: 'broken',
+      collection: 'customers',
       eventTypes: ['CustomerRegistered.v1'],
       project: (event) => {
         if (event.stream === 'customer-1') throw new Error('boom');

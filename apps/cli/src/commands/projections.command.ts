@@ -1,6 +1,6 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { ChronicleConfig } from '@chronicle/config';
 import { CheckpointStore, EventStore, openCheckpointStore, openEventStore } from '@chronicle/event-store';
 import { passwordSaga, projectionsStatus, retryParkedMessage, SystemClock } from '@chronicle/application';
@@ -28,7 +28,7 @@ export class NoLiveReadModelsError extends Error {
   constructor() {
     super(
       'No server is running on this DATA_DIR: the in-memory read models exist only inside a running ' +
-        'server, which builds them from the events at start-up. Start the server, then verify or ask for the status.',
+        'server, which builds them from the events at start-up. Start the server, then verify.',
     );
     this.name = 'NoLiveReadModelsError';
   }
@@ -37,6 +37,8 @@ export class NoLiveReadModelsError extends Error {
 interface OperationOptions {
   onProgress(progress: RebuildProgress): void;
   signal: AbortSignal;
+  /** A rebuild of this projection alone. */
+  projection?: string;
 }
 
 type WithApp = <T>(config: ChronicleConfig, work: (app: INestApplicationContext) => Promise<T>) => Promise<T>;
@@ -79,14 +81,22 @@ export function registerProjectionsCommands(
   projections
     .command('rebuild')
     .description('Replay every event into fresh read models and swap them in once caught up')
-    .action(async () => {
-      for (const result of await withProgress((options) => run(config(), 'rebuild', options)))
+    .addOption(
+      new Option('--projection <name>', 'rebuild this projection alone; the others stay as they are').choices(
+        ALL_PROJECTIONS.map((projection) => projection.name),
+      ),
+    )
+    .action(async ({ projection }: { projection?: string }) => {
+      for (const result of await withProgress((options) =>
+        run(config(), 'rebuild', { ...options, projection }),
+      ))
         printJson(result);
     });
   projections
     .command('status')
     .description(
-      "Each projection's and saga's checkpoint, lag in events and seconds, the parked messages and the store's head",
+      "Each projection's and saga's checkpoint, lag in events and seconds, the parked messages and the store's " +
+        'head (on the embedded default, the read models only while a server runs)',
     )
     .action(async () => {
       for (const status of await statusWhereTheModelsAre(config())) printJson(status);
@@ -123,28 +133,28 @@ async function withProgress<T extends Array<{ events: number }>>(
 }
 
 /**
- * The status query where the read models and checkpoints are: on MongoDB, here; on the embedded
- * default, inside each running server (one line each), and none without a server.
+ * The status query where the read models are: on MongoDB, here; on the embedded default, inside
+ * each running server (one line each); with no server running, here without the read models
+ * (they live only in a server's memory), the sagas' checkpoints and parked messages being durable.
  */
 async function statusWhereTheModelsAre(config: ChronicleConfig): Promise<object[]> {
-  if (config.mongodbUri) {
-    const readStore = await MongoReadStore.connect(config.mongodbUri);
-    const eventStore = openEventStore(config);
-    try {
-      const checkpoints = await openCheckpointStore(config);
-      try {
-        return [await projectionsStatus(eventStore, readStore, checkpoints, new SystemClock())];
-      } finally {
-        await checkpoints.close();
-      }
-    } finally {
-      await eventStore.close();
-      await readStore.close();
-    }
+  if (!config.mongodbUri) {
+    const served = await runOnRunningServers(config.dataDir, 'status');
+    if (served.length > 0) return served;
   }
-  const served = await runOnRunningServers(config.dataDir, 'status');
-  if (served.length === 0) throw new NoLiveReadModelsError();
-  return served;
+  const readStore = config.mongodbUri ? await MongoReadStore.connect(config.mongodbUri) : null;
+  const eventStore = openEventStore(config);
+  try {
+    const checkpoints = await openCheckpointStore(config);
+    try {
+      return [await projectionsStatus(eventStore, readStore, checkpoints, new SystemClock())];
+    } finally {
+      await checkpoints.close();
+    }
+  } finally {
+    await eventStore.close();
+    await readStore?.close();
+  }
 }
 
 /**

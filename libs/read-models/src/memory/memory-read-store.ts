@@ -122,22 +122,32 @@ export class MemoryReadStore extends ReadStore {
   }
 
   /**
-   * Takes over the documents of `generation` (a rebuild) and its checkpoint `checkpoint` in one
-   * synchronous step, so readers see the old models or the new, never a mix. Refused (false) when
-   * this store has already applied events past the generation's checkpoint: they would be lost.
-   * The generation is closed once taken over.
+   * Takes over the documents of `generation` (a rebuild) in one synchronous step, so readers see
+   * the old models or the new, never a mix: every collection and the generation's checkpoint
+   * `checkpoint`, or only `collections` (a rebuild of some projections), keeping this store's
+   * checkpoint: the events after it are applied to them again, which their positions make
+   * harmless. Refused (false) when this store has already applied events past the generation's
+   * checkpoint: they would be lost. The generation is closed once taken over.
    */
-  adopt(generation: MemoryReadStore, checkpoint: string): boolean {
+  adopt(
+    generation: MemoryReadStore,
+    checkpoint: string,
+    collections: readonly CollectionName[] | 'all' = 'all',
+  ): boolean {
     this.assertOpen();
     generation.assertOpen();
     const live = this.checkpoints.get(checkpoint);
     const built = generation.checkpoints.get(checkpoint);
     if (live !== undefined && (built === undefined || comparePositions(live, built) > 0)) return false;
-    this.customers = generation.customers;
-    this.users = generation.users;
-    this.userOrder = generation.userOrder;
-    if (built === undefined) this.checkpoints.delete(checkpoint);
-    else this.checkpoints.set(checkpoint, built);
+    if (collections === 'all' || collections.includes('customers')) this.customers = generation.customers;
+    if (collections === 'all' || collections.includes('users')) {
+      this.users = generation.users;
+      this.userOrder = generation.userOrder;
+    }
+    if (collections === 'all') {
+      if (built === undefined) this.checkpoints.delete(checkpoint);
+      else this.checkpoints.set(checkpoint, built);
+    }
     generation.closed = true;
     generation.customers = new CustomerColumns();
     generation.users = new Map();

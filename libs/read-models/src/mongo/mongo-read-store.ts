@@ -86,6 +86,8 @@ const PROMOTION_ID = 'promotion';
 interface PromotionRecord {
   _id: string;
   prefix: string;
+  /** The collections it renames over the live ones; absent (older journals): all of them. */
+  collections?: CollectionName[];
 }
 const CUSTOMER_FIELDS = ['name', 'email', 'createdon'] as const;
 /** GET /users' order; the index is declared once and created on every generation. */
@@ -265,14 +267,19 @@ export class MongoReadStore extends ReadStore {
    * and keeping the live ones' indexes, and drops its own checkpoints. Each rename is atomic, so
    * a reader sees a whole old or a whole new collection; the two renames are not atomic together,
    * so the promotion is journalled first, and an interrupted one is finished by the next connect
-   * to the live store (or the next promote).
+   * to the live store (or the next promote). `collections`: only those (a rebuild of some
+   * projections); the generation's others are dropped.
    */
-  async promote(): Promise<void> {
+  async promote(collections: readonly CollectionName[] = DOCUMENT_COLLECTIONS): Promise<void> {
     this.assertPrefixed();
     await this.db
       .collection<PromotionRecord>(PROMOTIONS)
-      .updateOne({ _id: PROMOTION_ID }, { $set: { prefix: this.prefix } }, { upsert: true });
-    await finishPromotion(this.db, this.prefix);
+      .updateOne(
+        { _id: PROMOTION_ID },
+        { $set: { prefix: this.prefix, collections: [...collections] } },
+        { upsert: true },
+      );
+    await finishPromotion(this.db, this.prefix, collections);
   }
 
   /**
@@ -401,7 +408,7 @@ async function* resumableScan<R extends { _id: unknown }, V>(
 
 async function finishPendingPromotion(db: Db): Promise<void> {
   const pending = await db.collection<PromotionRecord>(PROMOTIONS).findOne({ _id: PROMOTION_ID });
-  if (pending) await finishPromotion(db, pending.prefix);
+  if (pending) await finishPromotion(db, pending.prefix, pending.collections ?? DOCUMENT_COLLECTIONS);
 }
 
 /**
@@ -409,11 +416,19 @@ async function finishPendingPromotion(db: Db): Promise<void> {
  * finishes an interrupted one: per collection, copy the live indexes to the new generation and
  * rename it over the live one; then drop the generation's checkpoints and the journal entry.
  */
-async function finishPromotion(db: Db, prefix: string): Promise<void> {
+async function finishPromotion(
+  db: Db,
+  prefix: string,
+  collections: readonly CollectionName[],
+): Promise<void> {
   const existing = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
   for (const name of DOCUMENT_COLLECTIONS) {
     const generation = `${prefix}${name}`;
     if (!existing.has(generation)) continue;
+    if (!collections.includes(name)) {
+      await dropIfExists(db, generation);
+      continue;
+    }
     if (existing.has(name)) await copyIndexes(db.collection(name), db.collection(generation));
     try {
       await db.renameCollection(generation, name, { dropTarget: true });

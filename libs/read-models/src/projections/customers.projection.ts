@@ -6,6 +6,7 @@ import { Projection } from './projection';
 /** The `customers` collection behind GET /customers. */
 export const customersProjection: Projection = {
   name: 'customers',
+  collection: 'customers',
   eventTypes: ['CustomerRegistered.v1'],
   project(event: RecordedEvent): DocumentChange[] {
     if (event.type !== 'CustomerRegistered.v1') return [];

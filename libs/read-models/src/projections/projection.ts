@@ -1,5 +1,5 @@
 import { RecordedEvent } from '@chronicle/event-store';
-import { DocumentChange } from '../read-store.port';
+import { CollectionName, DocumentChange } from '../read-store.port';
 
 /**
  * A pure function from one event to the document changes it causes. Events a projection does not
@@ -7,6 +7,8 @@ import { DocumentChange } from '../read-store.port';
  */
 export interface Projection {
   readonly name: string;
+  /** The one collection it writes: what a rebuild of this projection alone swaps. */
+  readonly collection: CollectionName;
   /** Every event type project() makes changes of: a replay reads only these. */
   readonly eventTypes: readonly string[];
   project(event: RecordedEvent): DocumentChange[];

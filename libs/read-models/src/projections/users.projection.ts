@@ -6,6 +6,7 @@ import { Projection } from './projection';
 /** The `users` collection: each user's full representation and the revision it reflects. */
 export const usersProjection: Projection = {
   name: 'users',
+  collection: 'users',
   eventTypes: ['UserRegistered.v2', 'UserPatched.v1'],
   project(event: RecordedEvent): DocumentChange[] {
     switch (event.type) {

@@ -97,8 +97,9 @@ export class ProjectionsControlServer {
     const send = (message: Message) => {
       if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
     };
-    const command = parseCommand(line);
-    if (command === null) {
+    const request = parseRequest(line);
+    const command = request?.command ?? null;
+    if (request === null || command === null) {
       send({
         error: {
           code: 'bad-request',
@@ -137,7 +138,9 @@ export class ProjectionsControlServer {
     try {
       const options = { onProgress, signal: controller.signal };
       const result =
-        command === 'rebuild' ? await this.rebuilder.rebuild(options) : await this.rebuilder.verify(options);
+        command === 'rebuild'
+          ? await this.rebuilder.rebuild({ ...options, projection: request.projection })
+          : await this.rebuilder.verify(options);
       this.logger.log(`projections ${command} finished: ${JSON.stringify(result)}`);
       send({ result });
     } catch (error) {
@@ -151,14 +154,29 @@ export class ProjectionsControlServer {
   }
 }
 
-function parseCommand(line: string | null): ControlCommand | null {
+interface ControlRequest {
+  command: ControlCommand;
+  /** A rebuild of this projection alone. */
+  projection?: string;
+}
+
+function parseRequest(line: string | null): ControlRequest | null {
   if (line === null) return null;
   try {
-    const { command } = JSON.parse(line) as { command?: unknown };
-    return command === 'rebuild' || command === 'verify' || command === 'status' ? command : null;
+    const { command, projection } = JSON.parse(line) as { command?: unknown; projection?: unknown };
+    if (command !== 'rebuild' && command !== 'verify' && command !== 'status') return null;
+    if (projection !== undefined && (typeof projection !== 'string' || command !== 'rebuild')) return null;
+    return { command, ...(projection === undefined ? {} : { projection }) };
   } catch {
     return null;
   }
+}
+
+export interface RunOptions {
+  onProgress?(progress: RebuildProgress): void;
+  signal?: AbortSignal;
+  /** A rebuild of this projection alone. */
+  projection?: string;
 }
 
 /** What a running server answered with an error. */
@@ -179,7 +197,7 @@ export class ControlCommandError extends Error {
 export async function runOnRunningServers<C extends ControlCommand>(
   dataDir: string,
   command: C,
-  options: { onProgress?(progress: RebuildProgress): void; signal?: AbortSignal } = {},
+  options: RunOptions = {},
 ): Promise<Array<ControlResult<C>>> {
   const dir = controlSocketDir(dataDir);
   let names: string[];
@@ -201,7 +219,7 @@ export async function runOnRunningServers<C extends ControlCommand>(
 function runOn<C extends ControlCommand>(
   path: string,
   command: C,
-  options: { onProgress?(progress: RebuildProgress): void; signal?: AbortSignal },
+  options: RunOptions,
 ): Promise<ControlResult<C> | null> {
   return new Promise((resolve, reject) => {
     let connected = false;
@@ -223,7 +241,11 @@ function runOn<C extends ControlCommand>(
     socket.setEncoding('utf8');
     socket.on('connect', () => {
       connected = true;
-      socket.write(`${JSON.stringify({ command })}\n`);
+      const request: ControlRequest = {
+        command,
+        ...(options.projection ? { projection: options.projection } : {}),
+      };
+      socket.write(`${JSON.stringify(request)}\n`);
     });
     socket.on('data', (chunk: string) => {
       buffer += chunk;

@@ -7,7 +7,7 @@ import { MemoryReadStore } from '../memory/memory-read-store';
 import { ProjectionProcessor } from '../projection-processor';
 import { ALL_PROJECTIONS } from '../projections/all-projections';
 import { Projection } from '../projections/projection';
-import { ReadModelRebuilder } from './read-model-rebuilder';
+import { ReadModelRebuilder, UnknownProjectionError } from './read-model-rebuilder';
 import { replayInto } from './replay';
 import { MemoryRebuildTarget } from './rebuild-target';
 
@@ -96,6 +96,32 @@ describe('ReadModelRebuilder on memory read models', () => {
     expect(await names()).not.toContain('stray');
   });
 
+  it('rebuilds one projection alone: its collection is swapped, the others and the checkpoint stay', async () => {
+    await live.applyBatch(
+      [{ collection: 'users', id: 'u-stray', position: position(1), set: { name: 'stray user' } }],
+      { projection: 'test', position: position(1) },
+    );
+    const checkpoint = await live.getCheckpoint(CHECKPOINT);
+
+    const result = await rebuilder().rebuild({ projection: 'users' });
+
+    // The users projection reads user events only: none here, so its collection is empty now.
+    expect(result.events).toBe(0);
+    expect(await live.getUser('u-stray')).toBeNull();
+    expect(await names()).toContain('stray');
+    expect(await names()).toHaveLength(3001);
+    expect(await live.getCheckpoint(CHECKPOINT)).toEqual(checkpoint);
+    // The live processor goes on feeding both collections.
+    await register(3001);
+    await runner.waitFor((await events.headPosition())!, 10_000);
+    expect(await names()).toContain('C3001');
+  });
+
+  it('refuses a projection name that names none, changing nothing', async () => {
+    await expect(rebuilder().rebuild({ projection: 'nobody' })).rejects.toThrow(UnknownProjectionError);
+    expect(await names()).toContain('stray');
+  });
+
   it('reads only the events its projections use, and still checkpoints at the head', async () => {
     const reads = jest.spyOn(events, 'readAll');
     await events.append(
@@ -123,6 +149,7 @@ describe('ReadModelRebuilder on memory read models', () => {
     let seen = 0;
     const failing: Projection = {
       name: 'failing',
+      collection: 'customers',
       eventTypes: ['CustomerRegistered.v1'],
       project: () => {
         if (++seen === 1500) throw new Error('disk on fire');

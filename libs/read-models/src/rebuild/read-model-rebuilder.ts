@@ -33,6 +33,20 @@ export interface OperationOptions {
   signal?: AbortSignal;
 }
 
+export interface RebuildOptions extends OperationOptions {
+  /** Rebuilds this projection alone (its collection); absent: every projection. */
+  projection?: string;
+}
+
+/** A projection name that names none. */
+export class UnknownProjectionError extends Error {
+  readonly code = 'unknown-projection';
+  constructor(name: string, known: readonly string[]) {
+    super(`No projection is named "${name}"; the projections are ${known.join(', ')}`);
+    this.name = 'UnknownProjectionError';
+  }
+}
+
 /** Differences listed in a verify's result. */
 const FIRST_DIFFERENCES = 10;
 /** Rounds that give differences caused only by timing (live models a few events ahead or behind) time to settle. */
@@ -59,20 +73,30 @@ export class ReadModelRebuilder {
     private readonly processors: { checkpoints: CheckpointStore; names: readonly string[] } | null = null,
   ) {}
 
-  async rebuild(options: OperationOptions = {}): Promise<RebuildResult> {
+  async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     const started = process.hrtime.bigint();
-    const generation = await this.target.create('rebuild');
-    let events: number;
-    let replayed: Replayed;
+    const projections = this.select(options.projection);
     // A live checkpoint beyond the log (the event store was wiped) stops the projector at start;
     // the rebuild is what that message prescribes, so it must leave the checkpoint in the log.
     const stale = await this.liveCheckpointBeyondLog();
+    if (stale && options.projection !== undefined) {
+      throw new Error(
+        "The read models' checkpoint lies beyond the end of the event log: rebuild every projection, not one",
+      );
+    }
+    const generation = await this.target.create('rebuild');
+    let events: number;
+    let replayed: Replayed;
     try {
-      replayed = await this.replay(generation, options);
+      replayed = await this.replay(generation, options, projections);
       options.signal?.throwIfAborted();
       events = replayed.events;
-      events += await this.target.swapIn(generation, replayed.position, (store, after, checkpointName) =>
-        replayInto(this.eventStore, store, this.projections, { after, checkpointName }),
+      events += await this.target.swapIn(
+        generation,
+        replayed.position,
+        (store, after, checkpointName) =>
+          replayInto(this.eventStore, store, projections, { after, checkpointName }),
+        options.projection === undefined ? 'all' : projections.map((projection) => projection.collection),
       );
     } catch (error) {
       // The failure is the news: a clean-up that fails as well must not replace it.
@@ -104,7 +128,7 @@ export class ReadModelRebuilder {
   async verify(options: OperationOptions = {}): Promise<VerifyResult> {
     const scratch = await this.target.create('verify');
     try {
-      let { events, position } = await this.replay(scratch, options);
+      let { events, position } = await this.replay(scratch, options, this.projections);
       const comparison = await compareReadModels(this.target.live, scratch);
       let differences = comparison.differences;
       // The live models keep following new events: a difference may only mean one side is a
@@ -142,9 +166,21 @@ export class ReadModelRebuilder {
     return end === null || comparePositions(live, end) > 0;
   }
 
-  private async replay(store: ReadStore, options: OperationOptions) {
+  /** Every projection, or the one named. */
+  private select(name: string | undefined): readonly Projection[] {
+    if (name === undefined) return this.projections;
+    const named = this.projections.filter((projection) => projection.name === name);
+    if (named.length === 0)
+      throw new UnknownProjectionError(
+        name,
+        this.projections.map((p) => p.name),
+      );
+    return named;
+  }
+
+  private async replay(store: ReadStore, options: OperationOptions, projections: readonly Projection[]) {
     const head = await this.eventStore.headPosition();
-    return replayInto(this.eventStore, store, this.projections, {
+    return replayInto(this.eventStore, store, projections, {
       checkpointName: this.checkpointName,
       signal: options.signal,
       onBatch: (events, position) => options.onProgress?.({ events, fraction: fractionOf(position, head) }),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Position } from '@chronicle/event-store';
 import { MemoryReadStore } from '../memory/memory-read-store';
 import { MongoReadStore } from '../mongo/mongo-read-store';
-import { ReadStore } from '../read-store.port';
+import { CollectionName, ReadStore } from '../read-store.port';
 import { Replayed } from './replay';
 
 /** Applies the events after `after` to `store`, with its checkpoint under `checkpointName`. */
@@ -17,8 +17,14 @@ export interface RebuildTarget {
   /**
    * Makes `generation` (replayed up to `position`) the live read models, catching up whatever
    * the live models applied meanwhile, so that no event is lost. Returns the events caught up.
+   * `collections`: only those go live (a rebuild of some projections); the live checkpoint stays.
    */
-  swapIn(generation: ReadStore, position: Position | null, catchUp: CatchUp): Promise<number>;
+  swapIn(
+    generation: ReadStore,
+    position: Position | null,
+    catchUp: CatchUp,
+    collections: readonly CollectionName[] | 'all',
+  ): Promise<number>;
   /** Throws a generation away (a verify's scratch copy, or a rebuild that failed). */
   discard(generation: ReadStore): Promise<void>;
 }
@@ -40,10 +46,15 @@ export class MemoryRebuildTarget implements RebuildTarget {
     return Promise.resolve(new MemoryReadStore());
   }
 
-  async swapIn(generation: ReadStore, position: Position | null, catchUp: CatchUp): Promise<number> {
+  async swapIn(
+    generation: ReadStore,
+    position: Position | null,
+    catchUp: CatchUp,
+    collections: readonly CollectionName[] | 'all',
+  ): Promise<number> {
     let caughtUp = 0;
     for (let attempt = 1; attempt <= MAX_SWAP_ATTEMPTS; attempt++) {
-      if (this.live.adopt(generation as MemoryReadStore, this.checkpointName)) return caughtUp;
+      if (this.live.adopt(generation as MemoryReadStore, this.checkpointName, collections)) return caughtUp;
       // The live models applied events the generation has not seen yet: replay those first.
       const tail = await catchUp(generation, position, this.checkpointName);
       caughtUp += tail.events;
@@ -77,8 +88,13 @@ export class MongoRebuildTarget implements RebuildTarget {
     return MongoReadStore.connect(this.uri, { dbName: this.dbName, collectionPrefix: prefix });
   }
 
-  async swapIn(generation: ReadStore, position: Position | null, catchUp: CatchUp): Promise<number> {
-    await (generation as MongoReadStore).promote();
+  async swapIn(
+    generation: ReadStore,
+    position: Position | null,
+    catchUp: CatchUp,
+    collections: readonly CollectionName[] | 'all',
+  ): Promise<number> {
+    await (generation as MongoReadStore).promote(collections === 'all' ? undefined : collections);
     await generation.close();
     // Its own checkpoint name: the projector's checkpoint stays the projector's.
     return (await catchUp(this.live, position, 'rebuild-catch-up')).events;
