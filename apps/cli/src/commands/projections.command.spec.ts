@@ -45,7 +45,7 @@ describe('projections status and parked (in process)', () => {
       head: null,
       // In-memory read models live in the servers.
       projections: [],
-      sagas: [{ name: 'saga:password', checkpoint: null, lag: 0, lagExact: true }],
+      sagas: [{ name: 'saga:password', checkpoint: null, lag: 0, lagExact: true, lagSeconds: 0 }],
       parked: [
         {
           processor: 'saga:password',
