@@ -32,8 +32,8 @@ module.exports = {
     '!<rootDir>/apps/*/src/main.ts',
   ],
   coverageReporters: ['text-summary', 'json-summary'],
-  // A little below the figures reached (issue 17: 89.2, 83.1, 86.9, 90.9): raise them, never lower them.
-  coverageThreshold: { global: { statements: 88, branches: 82, functions: 85, lines: 90 } },
+  // A little below the figures reached (session 4: 91.0, 84.3, 90.4, 92.7): raise them, never lower them.
+  coverageThreshold: { global: { statements: 90, branches: 83, functions: 89, lines: 92 } },
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     {

@@ -141,13 +141,13 @@ describe('the server process', () => {
 
   it('writes readable lines, not JSON, on a terminal', async () => {
     const dataDir = newDataDir();
-    const port = await freePort();
     const env = {
       ...process.env,
       ...swcEnv,
       ...(await backendEnv(dataDir)),
       DATA_DIR: dataDir,
-      PORT: String(port),
+      // The server picks its port and logs it: no port another process may take meanwhile.
+      PORT: '0',
       METRICS_PORT: '0',
       LOG_LEVEL: 'info',
     };
@@ -159,9 +159,12 @@ describe('the server process', () => {
     const closed = new Promise<void>((resolve) => terminal.on('close', () => resolve()));
     try {
       const deadline = Date.now() + 30_000;
-      while (!/\bready\b/.test(output) && Date.now() < deadline) {
+      while (!/\bready\b/.test(output) && terminal.exitCode === null && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
+      // eslint-disable-next-line no-control-regex
+      const port = /address: "[^"]*:(\d+)"/.exec(output.replace(/\u001b\[[0-9;]*m/g, ''))?.[1];
+      if (port === undefined) throw new Error(`The server did not log where it listens:\n${output}`);
       expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
       process.kill(Number(/PID=(\d+)/.exec(output)![1]), 'SIGTERM');
       await closed;

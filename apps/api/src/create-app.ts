@@ -6,6 +6,7 @@ import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { AppModule } from './app.module';
+import { HealthController } from './health/health.controller';
 import { edgeOptions, installEdge } from './http/edge';
 import { completeDocument } from './http/openapi';
 import { createLogger, logLifecycle, logRequests, startupLogger } from './http/logging';
@@ -20,7 +21,9 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
   // The process's one registry: process metrics only when something will scrape them.
   const metrics = new ChronicleMetrics({ processMetrics: config.metricsPort !== 0 });
   logRequests(fastify, logger);
-  logLifecycle(fastify, logger, config);
+  // Known once the app is built; the server listens only after that.
+  let hasCaughtUp = (): boolean => false;
+  logLifecycle(fastify, logger, config, () => hasCaughtUp());
   measureRequests(fastify, metrics);
   traceRequests(fastify);
   await installEdge(fastify, config);
@@ -46,6 +49,8 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
     },
   );
   app.useLogger(app.get(Logger));
+  const health = app.get(HealthController);
+  hasCaughtUp = () => health.hasCaughtUp();
   app.enableShutdownHooks();
   const document = completeDocument(
     SwaggerModule.createDocument(

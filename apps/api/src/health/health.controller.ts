@@ -90,9 +90,26 @@ export class HealthController {
     return this.health.check([
       () => this.ping('eventStore', () => this.eventStore.ping()),
       () => this.ping('readStore', () => this.readStore.ping()),
-      ...(this.config.mongodbUri ? [] : [() => this.caughtUp('readModels', this.projections)]),
-      () => this.caughtUp('sessions', this.sessions),
+      ...this.builtFromHistory().map(
+        ([key, processor]) =>
+          () =>
+            this.caughtUp(key, processor),
+      ),
     ]);
+  }
+
+  /** Whether everything this process builds from the history has caught up with it (the lifecycle's "ready"). */
+  hasCaughtUp(): boolean {
+    return this.builtFromHistory().every(([, processor]) => processor.isCaughtUp);
+  }
+
+  /** The in-memory read models (only on the embedded default: else the projector's) and the sessions. */
+  private builtFromHistory(): Array<[string, Pick<EventProcessor, 'isCaughtUp' | 'position'>]> {
+    const built: Array<[string, Pick<EventProcessor, 'isCaughtUp' | 'position'>]> = [
+      ['sessions', this.sessions],
+    ];
+    if (!this.config.mongodbUri) built.unshift(['readModels', this.projections]);
+    return built;
   }
 
   private async caughtUp(

@@ -118,18 +118,32 @@ export function logRequests(fastify: FastifyInstance, logger: Logger): void {
   });
 }
 
+/** How often a listening server looks whether its catch-up with the history is done. */
+const READY_POLL_MS = 100;
+
 /**
  * The server's lifecycle, one line each: listening (with the address), ready (start-up, read
- * models included, is done), draining (SIGTERM: requests in flight finish), stopped.
+ * models included, is done: `hasCaughtUp`), draining (SIGTERM: requests in flight finish), stopped.
  */
-export function logLifecycle(fastify: FastifyInstance, logger: Logger, config: ChronicleConfig): void {
+export function logLifecycle(
+  fastify: FastifyInstance,
+  logger: Logger,
+  config: ChronicleConfig,
+  hasCaughtUp: () => boolean,
+): void {
   fastify.addHook('onListen', (done: () => void) => {
     const address = fastify.server.address();
     logger.info(
       { address: typeof address === 'string' ? address : address && `${address.address}:${address.port}` },
       'listening',
     );
-    logger.info({ metricsPort: config.metricsPort === 0 ? null : config.metricsPort }, 'ready');
+    // The catch-up runs in the background after listening: ready once it is done.
+    const poll = setInterval(() => {
+      if (!hasCaughtUp()) return;
+      clearInterval(poll);
+      logger.info({ metricsPort: config.metricsPort === 0 ? null : config.metricsPort }, 'ready');
+    }, READY_POLL_MS).unref();
+    fastify.server.once('close', () => clearInterval(poll));
     done();
   });
   fastify.addHook('preClose', (done: () => void) => {
