@@ -158,13 +158,19 @@ describe('the server process', () => {
     terminal.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const closed = new Promise<void>((resolve) => terminal.on('close', () => resolve()));
     try {
-      const deadline = Date.now() + 30_000;
-      while (!/\bready\b/.test(output) && terminal.exitCode === null && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
       // eslint-disable-next-line no-control-regex
-      const port = /address: "[^"]*:(\d+)"/.exec(output.replace(/\u001b\[[0-9;]*m/g, ''))?.[1];
-      if (port === undefined) throw new Error(`The server did not log where it listens:\n${output}`);
+      const plainOutput = () => output.replace(/\u001b\[[0-9;]*m/g, '');
+      let port: string | undefined;
+      for (const deadline = Date.now() + 60_000; port === undefined && Date.now() < deadline;) {
+        if (terminal.exitCode !== null) break;
+        port = /address: "[^"]*:(\d+)"/.exec(plainOutput())?.[1];
+        if (port === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      if (port === undefined) {
+        throw new Error(
+          `The server did not log where it listens; the end of its output:\n${plainOutput().slice(-3000)}`,
+        );
+      }
       expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
       process.kill(Number(/PID=(\d+)/.exec(output)![1]), 'SIGTERM');
       await closed;
