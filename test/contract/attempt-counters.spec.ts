@@ -90,10 +90,12 @@ describe('bounded state', () => {
       const reopened = new SqliteAttemptCounters(dir);
       expect(await reopened.add('login-account:0', 10, end(10))).toBe(2);
       expect(await reopened.add('login-account:0', 11, end(11))).toBe(1);
-      const rows = (reopened as unknown as { db: { prepare(sql: string): { all(): unknown[] } } }).db
-        .prepare('SELECT key, window, count FROM attempts')
-        .all();
+      const db = (reopened as unknown as { db: { prepare(sql: string): { all(): unknown[] } } }).db;
+      const rows = db.prepare('SELECT key, window, count FROM attempts').all();
       expect(rows).toEqual([{ key: 'login-account:0', window: 11, count: 1 }]);
+      // The prune as the windows turn reads only the rows it deletes, whatever the table holds.
+      const plan = db.prepare('EXPLAIN QUERY PLAN DELETE FROM attempts WHERE window < 11').all();
+      expect(JSON.stringify(plan)).toContain('USING INDEX attempts_by_window');
       await reopened.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -266,6 +266,21 @@ describe('AccountSessions', () => {
       data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(clock.time), credentialsVersion: 1 },
     });
     await endSession('a1', 's-1');
+    // A live session: its stream holds its start, no end.
+    const expiresAt = iso(clock.time + 3_600_000);
+    await append(sessionStreamName('s-2'), [
+      {
+        type: 'SessionStarted.v1',
+        data: {
+          accountId: 'a1',
+          sessionId: 's-2',
+          startedWith: 'basic',
+          credentialsVersion: 1,
+          startedAt: iso(clock.time),
+          expiresAt,
+        },
+      },
+    ]);
     const real = store.subscribeToAll.bind(store);
     // The replay delivers the opening, then stalls before the rest, as a long history does.
     jest.spyOn(store, 'subscribeToAll').mockImplementationOnce((options?: SubscribeOptions) => {
@@ -290,6 +305,8 @@ describe('AccountSessions', () => {
 
     expect(sessions.isCaughtUp).toBe(false);
     expect(await sessions.principalFor(claims('a1'))).toBeNull();
+    // Version 0 in a session that has not ended: the change further on refuses it all the same.
+    expect(await sessions.principalFor(claims('a1', { sessionId: 's-2' }))).toBeNull();
     expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toBeNull();
     expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1, sessionId: 's-2' }))).toEqual({
       ...principal('a1'),

@@ -31,6 +31,33 @@ describe('credentialsOf', () => {
       request([['Authorization', basic('ada@example.com:')]]),
       { kind: 'basic', email: 'ada@example.com', password: '' },
     ],
+    [
+      'Authorization among other headers, one of them as long as its name',
+      request([
+        ['Cache-Control', 'no-cache'],
+        ['Host', 'example.test'],
+        ['Authorization', 'Bearer a'],
+        ['X-Authorized', 'no'],
+      ]),
+      { kind: 'bearer', token: 'a' },
+    ],
+    [
+      'a header with surrounding spaces',
+      request([['Authorization', '  Bearer tok  ']]),
+      { kind: 'bearer', token: 'tok' },
+    ],
+    [
+      'several spaces after the scheme',
+      request([['Authorization', 'Bearer   tok']]),
+      { kind: 'bearer', token: 'tok' },
+    ],
+    ['a scheme alone', request([['Authorization', 'Bearer']]), { kind: 'bearer', token: '' }],
+    [
+      'Basic with a character outside base64 that lenient decoding would skip',
+      // "YTpi" is base64 for "a:b".
+      request([['Authorization', 'Basic YTpi!']]),
+      { kind: 'malformed-basic' },
+    ],
     ['no credentials', request([]), { kind: 'none' }],
     [
       'two Authorization headers',

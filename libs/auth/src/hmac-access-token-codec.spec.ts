@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { ChronicleConfig } from '@chronicle/config';
 import { HmacAccessTokenCodec, VERIFIED_TOKENS_MAX_ENTRIES } from './hmac-access-token-codec';
 
@@ -78,6 +78,19 @@ describe('HmacAccessTokenCodec', () => {
       expect(codec().verify(token)).toBeNull();
     },
   );
+
+  it('refuses a well-signed empty body, a third part, and a signature in another spelling', () => {
+    const secret = randomBytes(32);
+    const subject = codec(secret);
+    const mac = (body: string) => createHmac('sha256', secret).update(`access-token:${body}`).digest();
+    expect(subject.verify(`ct2..${mac('').toString('base64url')}`)).toBeNull();
+    const token = subject.sign(claims);
+    expect(subject.verify(`${token}.x`)).toBeNull();
+    const [, body] = token.split('.');
+    // The same 32 bytes in standard base64 with its padding: 44 characters, not the one spelling.
+    expect(subject.verify(`ct2.${body}.${mac(body).toString('base64')}`)).toBeNull();
+    expect(subject.verify(token)).toEqual(claims);
+  });
 
   it('refuses a well-signed token of more than 512 characters, and under another prefix', () => {
     const subject = codec();

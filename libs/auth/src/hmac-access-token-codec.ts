@@ -8,8 +8,13 @@ const PREFIX = 'ct2.';
 /** A SHA-256 HMAC in base64url: 43 characters, no padding. */
 const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
 
+/**
+ * Whether `text` is the one base64url spelling of what it decodes to. Node's decoding skips
+ * padding, `+`, `/` and stray characters, and ignores a last character's spare bits: any of them
+ * makes the re-encoding differ.
+ */
 function canonicalBase64Url(text: string): boolean {
-  return /^[A-Za-z0-9_-]+$/.test(text) && Buffer.from(text, 'base64url').toString('base64url') === text;
+  return Buffer.from(text, 'base64url').toString('base64url') === text;
 }
 /** Bounds the memo of verified tokens: the oldest entry goes first. */
 export const VERIFIED_TOKENS_MAX_ENTRIES = 10_000;
@@ -61,13 +66,11 @@ export class HmacAccessTokenCodec extends AccessTokenCodec {
   private check(token: string): AccessTokenClaims | null {
     if (!token.startsWith(PREFIX) || token.length > 512) return null;
     const [body, signature, extra] = token.slice(PREFIX.length).split('.');
-    if (!body || !signature || extra !== undefined) return null;
-    // One accepted spelling: Node's base64url decoding skips padding, `+`, `/` and stray
-    // characters, and ignores a last character's spare bits, so each token would have many forms.
-    if (!SIGNATURE.test(signature) || !canonicalBase64Url(body)) return null;
-    const expected = this.mac(body);
-    const given = Buffer.from(signature, 'base64url');
-    if (given.toString('base64url') !== signature || !timingSafeEqual(given, expected)) return null;
+    // Exactly two parts, each in its one accepted spelling (an empty body parses to no claims).
+    if (signature === undefined || extra !== undefined) return null;
+    if (!SIGNATURE.test(signature) || !canonicalBase64Url(signature) || !canonicalBase64Url(body))
+      return null;
+    if (!timingSafeEqual(Buffer.from(signature, 'base64url'), this.mac(body))) return null;
     try {
       const claims: unknown = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
       if (!Array.isArray(claims) || claims.length !== 6) return null;

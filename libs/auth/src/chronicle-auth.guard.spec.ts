@@ -1,0 +1,231 @@
+import { BadRequestException, ExecutionContext, UnauthorizedException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { Principal } from '@chronicle/application';
+import { AuthenticatedRequest, ChronicleAuthGuard, requireAuthentication } from './chronicle-auth.guard';
+import { clientAddress } from './client-address';
+import { CredentialVerifier } from './credential-verifier';
+import { RequestLike } from './credentials';
+import { AUTH_OPTIONAL, IS_PUBLIC, OptionalAuth, Public } from './public.decorator';
+
+const principal = { accountId: 'account-1' } as unknown as Principal;
+const basicHeader = (email: string, password: string) =>
+  `Basic ${Buffer.from(`${email}:${password}`, 'utf8').toString('base64')}`;
+
+type Request = RequestLike & AuthenticatedRequest & { ip?: string };
+
+function request(
+  headers: [string, string][] = [],
+  query: Record<string, string> = {},
+  ip = '192.0.2.7',
+): Request {
+  return { raw: { rawHeaders: headers.flat() }, query, ip };
+}
+
+function contextFor(req: Request, handler: object = () => undefined): ExecutionContext {
+  return {
+    getHandler: () => handler,
+    getClass: () => class Controller {},
+    switchToHttp: () => ({ getRequest: () => req }),
+  } as unknown as ExecutionContext;
+}
+
+function setup(access: 'required' | 'public' | 'optional' = 'required') {
+  const reflector = new Reflector();
+  const metadata = jest
+    .spyOn(reflector, 'getAllAndOverride')
+    .mockImplementation(
+      (key: unknown) =>
+        (key === IS_PUBLIC && access === 'public') || (key === AUTH_OPTIONAL && access === 'optional'),
+    );
+  const verifier = {
+    bearer: jest.fn(async (token: string) => (token === 'good-token' ? principal : null)),
+    basic: jest.fn(async (email: string, password: string) =>
+      email === 'ada@example.com' && password === 'right: with colon' ? principal : null,
+    ),
+  };
+  const guard = new ChronicleAuthGuard(reflector, verifier as unknown as CredentialVerifier);
+  return { guard, verifier, metadata };
+}
+
+async function rejection(
+  promise: Promise<unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof UnauthorizedException) && !(error instanceof BadRequestException)) throw error;
+  return { status: error.getStatus(), body: error.getResponse() as Record<string, unknown> };
+}
+
+describe('ChronicleAuthGuard', () => {
+  it('lets a @Public() route through without reading credentials', async () => {
+    const { guard, verifier } = setup('public');
+    const req = request([['Authorization', 'Bearer bad-token']]);
+    await expect(guard.canActivate(contextFor(req))).resolves.toBe(true);
+    expect(verifier.bearer).not.toHaveBeenCalled();
+    expect(req.user).toBeUndefined();
+  });
+
+  it('authenticates a Bearer header and a Basic header with its client address, each by its own strategy', async () => {
+    const { guard, verifier } = setup();
+    const bearer = request([['Authorization', 'Bearer good-token']]);
+    await expect(guard.canActivate(contextFor(bearer))).resolves.toBe(true);
+    expect(bearer.user).toBe(principal);
+    expect(verifier.basic).not.toHaveBeenCalled();
+
+    const basic = request([['Authorization', basicHeader('ada@example.com', 'right: with colon')]]);
+    await expect(guard.canActivate(contextFor(basic))).resolves.toBe(true);
+    expect(basic.user).toBe(principal);
+    expect(verifier.basic).toHaveBeenCalledWith('ada@example.com', 'right: with colon', '192.0.2.7');
+    expect(verifier.bearer).toHaveBeenCalledTimes(1);
+  });
+
+  it('takes a token from the access_token query parameter', async () => {
+    const { guard } = setup();
+    const req = request([], { access_token: 'good-token' });
+    await expect(guard.canActivate(contextFor(req))).resolves.toBe(true);
+    expect(req.user).toBe(principal);
+  });
+
+  it.each([
+    ['no credentials', [], 'Credentials are required.', false],
+    [
+      'another scheme',
+      [['Authorization', 'Digest abc']],
+      'The Authorization scheme must be Bearer or Basic.',
+      false,
+    ],
+    ['a malformed Basic header', [['Authorization', 'Basic !!!']], 'The credentials are invalid.', false],
+    [
+      'a wrong password',
+      [['Authorization', basicHeader('ada@example.com', 'wrong')]],
+      'The credentials are invalid.',
+      false,
+    ],
+    [
+      'a rejected token',
+      [['Authorization', 'Bearer bad-token']],
+      'The access token is invalid, expired or revoked.',
+      true,
+    ],
+  ] as [string, [string, string][], string, boolean][])(
+    'answers 401 for %s, saying why and whether a token was rejected',
+    async (_case, headers, detail, invalidToken) => {
+      const { guard } = setup();
+      const req = request(headers);
+      const { status, body } = await rejection(guard.canActivate(contextFor(req)));
+      expect(status).toBe(401);
+      expect(body).toEqual({
+        type: 'unauthorized',
+        title: 'Unauthorized',
+        detail,
+        challenge: { invalidToken },
+      });
+      expect(req.user).toBeUndefined();
+    },
+  );
+
+  it('answers 400 for credentials sent two ways', async () => {
+    const { guard, verifier } = setup();
+    const req = request([['Authorization', 'Bearer good-token']], { access_token: 'good-token' });
+    const { status, body } = await rejection(guard.canActivate(contextFor(req)));
+    expect(status).toBe(400);
+    expect(body).toEqual({
+      type: 'multiple-credentials',
+      title: 'More than one set of credentials',
+      detail: 'Send credentials one way only: one Authorization header, or one access_token parameter.',
+    });
+    expect(verifier.bearer).not.toHaveBeenCalled();
+  });
+
+  it("passes on a verifier's failure as it is, never as a 401", async () => {
+    const { guard, verifier } = setup();
+    verifier.bearer.mockRejectedValueOnce(new Error('store unavailable'));
+    await expect(
+      guard.canActivate(contextFor(request([['Authorization', 'Bearer good-token']]))),
+    ).rejects.toThrow('store unavailable');
+  });
+
+  describe('@OptionalAuth()', () => {
+    it('lets a request without credentials through, unauthenticated', async () => {
+      const { guard } = setup('optional');
+      const req = request();
+      await expect(guard.canActivate(contextFor(req))).resolves.toBe(true);
+      expect(req.user).toBeUndefined();
+      expect(req.authFailure).toBeUndefined();
+      expect(requireAuthentication(req).getResponse()).toEqual({
+        type: 'unauthorized',
+        title: 'Unauthorized',
+        detail: 'Credentials are required.',
+        challenge: { invalidToken: false },
+      });
+    });
+
+    it('keeps the 401 of invalid credentials for the handler, and lets the request through', async () => {
+      const { guard } = setup('optional');
+      const req = request([['Authorization', 'Bearer bad-token']]);
+      await expect(guard.canActivate(contextFor(req))).resolves.toBe(true);
+      expect(req.user).toBeUndefined();
+      expect(requireAuthentication(req)).toBe(req.authFailure);
+      expect((req.authFailure!.getResponse() as Record<string, unknown>).challenge).toEqual({
+        invalidToken: true,
+      });
+    });
+
+    it('still refuses credentials sent two ways (400), and authenticates valid ones', async () => {
+      const { guard } = setup('optional');
+      const several = request([['Authorization', 'Bearer good-token']], { access_token: 'x' });
+      expect((await rejection(guard.canActivate(contextFor(several)))).status).toBe(400);
+      const valid = request([['Authorization', 'Bearer good-token']]);
+      await guard.canActivate(contextFor(valid));
+      expect(valid.user).toBe(principal);
+    });
+  });
+
+  it("reads a handler's decorators once", async () => {
+    const { guard, metadata } = setup();
+    const handler = () => undefined;
+    await guard.canActivate(contextFor(request([['Authorization', 'Bearer good-token']]), handler));
+    const reads = metadata.mock.calls.length;
+    expect(reads).toBeGreaterThan(0);
+    await guard.canActivate(contextFor(request([['Authorization', 'Bearer good-token']]), handler));
+    expect(metadata.mock.calls.length).toBe(reads);
+  });
+});
+
+describe('clientAddress', () => {
+  it("is Fastify's request.ip, or 'unknown' when there is none", () => {
+    expect(clientAddress({ ip: '2001:db8::1' })).toBe('2001:db8::1');
+    expect(clientAddress({})).toBe('unknown');
+    expect(clientAddress({ ip: 42 })).toBe('unknown');
+  });
+});
+
+describe("@Public() and @OptionalAuth(), read by the guard through Nest's Reflector", () => {
+  class Routes {
+    @Public()
+    open() {}
+    @OptionalAuth()
+    maybe() {}
+    closed() {}
+  }
+  const verifier = { bearer: jest.fn(async () => null), basic: jest.fn(async () => null) };
+  const guard = new ChronicleAuthGuard(new Reflector(), verifier as unknown as CredentialVerifier);
+  const contextOf = (handler: () => void): ExecutionContext =>
+    ({
+      getHandler: () => handler,
+      getClass: () => Routes,
+      switchToHttp: () => ({ getRequest: () => request() }),
+    }) as unknown as ExecutionContext;
+
+  it('lets the public and the optional route through without credentials, and not the other', async () => {
+    await expect(guard.canActivate(contextOf(Routes.prototype.open))).resolves.toBe(true);
+    await expect(guard.canActivate(contextOf(Routes.prototype.maybe))).resolves.toBe(true);
+    await expect(guard.canActivate(contextOf(Routes.prototype.closed))).rejects.toBeInstanceOf(
+      UnauthorizedException,
+    );
+  });
+});
