@@ -16,7 +16,7 @@ import {
   SYSTEM_ACTOR,
 } from '@chronicle/application';
 import { ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
-import { DomainError, ValidationError } from '@chronicle/domain';
+import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
 import { BackupError } from './backup/data-dir-backup';
@@ -193,7 +193,8 @@ function reportError(error: unknown): number {
     error instanceof NoLiveReadModelsError ||
     error instanceof ControlCommandError ||
     error instanceof ParkedMessageError ||
-    error instanceof BackupError
+    error instanceof BackupError ||
+    error instanceof UnknownEventTypeError
   ) {
     printError({ error: error.code, message: error.message });
   } else if (error instanceof ConfigError) {
