@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { join } from 'node:path';
 import { jsonLines, runCliProcess, runCliWithInput } from '../e2e/support/cli-process';
 import { issueToken, newDataDir, TestAccount } from '../e2e/support/test-app';
-import { running, startApi } from './support/api-process';
+import { running, startApi, stopRunning } from './support/api-process';
 
 /**
  * `backup DIR` and `restore DIR` (issue 22): a backup taken while the API answers parallel PATCHes
@@ -30,8 +30,7 @@ describe('backup and restore of the embedded store', () => {
   };
 
   afterEach(async () => {
-    await Promise.all([...running].map((child) => child.stop().catch(() => undefined)));
-    running.clear();
+    await stopRunning();
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
