@@ -54,6 +54,7 @@ function isTransient(name: string): boolean {
 const BACKUP_PATH = /^(?:[A-Za-z0-9_-][A-Za-z0-9._@-]*\/)?[A-Za-z0-9_-][A-Za-z0-9._@-]*$/;
 
 export type BackupErrorCode =
+  | 'not-embedded'
   | 'nothing-to-back-up'
   | 'backup-target-not-empty'
   | 'data-dir-not-empty'

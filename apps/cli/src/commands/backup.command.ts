@@ -19,7 +19,7 @@ export function registerBackupCommands(
       const settings = config();
       if (settings.eventStoreUrl) {
         throw new BackupError(
-          'nothing-to-back-up',
+          'not-embedded',
           'EVENTSTORE_URL is set: the events are in EventStoreDB, which this command does not copy. Back it up ' +
             "with EventStoreDB's own procedure, and MongoDB with its own (docs/operations.md)",
         );
