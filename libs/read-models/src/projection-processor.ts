@@ -43,7 +43,7 @@ export class ProjectionsHandler implements ProcessorHandler {
     if (unknown !== null) {
       throw new PermanentFailure(
         `${unknown}: the read models lack whatever it changed. Run a build that knows it, then ` +
-          '`projections rebuild`',
+          '`projections rebuild`, then `projections parked drop` this message',
       );
     }
     const changes: DocumentChange[] = [];
