@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EventStore } from '@chronicle/event-store';
 import { freePort } from '../support/free-port';
 import { scrape, valueOf } from './support/scrape';
@@ -121,5 +122,37 @@ describeEmbedded('GET /metrics on METRICS_PORT', () => {
       valueOf(after, 'chronicle_rate_limit_rejections_total', limited) -
         valueOf(before, 'chronicle_rate_limit_rejections_total', limited),
     ).toBe(1);
+  });
+
+  it('counts parked messages per processor, 0 for each that has none', async () => {
+    const parked = (samples: Awaited<ReturnType<typeof scrape>>, processor: string) =>
+      samples.find(
+        (sample) => sample.name === 'chronicle_parked_messages' && sample.labels.processor === processor,
+      )?.value;
+    const before = await scrape(metricsPort);
+    expect(parked(before, 'read-models')).toBe(0);
+    expect(parked(before, 'saga:password')).toBe(0);
+    // An event the read models cannot use (a type this build does not know) is parked by them.
+    await subject.app.get(EventStore).append(
+      `user-${member.userId}`,
+      [
+        {
+          id: randomUUID(),
+          type: 'UserPatched.v9',
+          data: {},
+          metadata: {
+            actor: 'newer',
+            correlationId: 'c',
+            causationId: null,
+            occurredAt: new Date().toISOString(),
+          },
+        },
+      ],
+      'any',
+    );
+    await subject.settle();
+    const after = await scrape(metricsPort);
+    expect(parked(after, 'read-models')).toBe(1);
+    expect(parked(after, 'saga:password')).toBe(0);
   });
 });

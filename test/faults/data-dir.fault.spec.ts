@@ -27,9 +27,19 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
+/** The API's exit within 15 s; a hang is killed and reported as such. */
 async function start(dataDir: string): Promise<{ exit: string; output: string }> {
   const api = startAppProcess('api', { DATA_DIR: dataDir, PORT: '0' });
-  const exit = await api.exited;
+  let timer: NodeJS.Timeout | undefined;
+  const exit = await Promise.race([
+    api.exited,
+    new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 15_000))),
+  ]);
+  clearTimeout(timer);
+  if (exit === null) {
+    await api.stop(1_000).catch(() => undefined);
+    return { exit: 'still running after 15 s', output: api.output().trim() };
+  }
   return { exit: describeExit(exit), output: api.output().trim() };
 }
 
@@ -40,6 +50,9 @@ describe('a bad DATA_DIR', () => {
   it.each([
     ['a file', file],
     ['under a file', join(file, 'data')],
+    // Where mkdir answers ENOENT under a parent that exists: Node's recursive mkdir looped for ever.
+    ['under /proc/self', '/proc/self/nope'],
+    ['under /proc', '/proc/nope/data'],
   ])('is %s: one line naming DATA_DIR and the path, exit code 78', async (_case, dataDir) => {
     const { exit, output } = await start(dataDir);
     expect(exit).toBe('code 78');

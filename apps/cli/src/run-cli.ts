@@ -15,11 +15,13 @@ import {
   SeedCustomersCommand,
   SYSTEM_ACTOR,
 } from '@chronicle/application';
-import { ChronicleConfig, ConfigError, parseConfig } from '@chronicle/config';
-import { DomainError, ValidationError } from '@chronicle/domain';
+import { ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
+import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
+import { BackupError } from './backup/data-dir-backup';
 import { registerAuditCommand } from './commands/audit.command';
+import { registerBackupCommands } from './commands/backup.command';
 import { CommandFailedError } from './commands/command-failed.error';
 import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
 import { ProgressReporter } from './commands/progress-reporter';
@@ -64,7 +66,8 @@ async function withApp<T>(
   }
 }
 
-export function buildProgram(config: () => ChronicleConfig): Command {
+/** `dataDir` is DATA_DIR alone, for what must not create anything in it (restore). */
+export function buildProgram(config: () => ChronicleConfig, dataDir: () => string): Command {
   const program = new Command('chronicle')
     .description('Chronicle admin CLI: every command prints JSON')
     .exitOverride()
@@ -153,13 +156,17 @@ export function buildProgram(config: () => ChronicleConfig): Command {
 
   registerAuditCommand(program, config);
   registerProjectionsCommands(program, config, withApp);
+  registerBackupCommands(program, config, dataDir);
 
   return program;
 }
 
 /** Runs the CLI and returns the exit code. */
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const program = buildProgram(() => parseConfig(env));
+  const program = buildProgram(
+    () => parseConfig(env),
+    () => dataDirPath(env),
+  );
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
@@ -185,7 +192,9 @@ function reportError(error: unknown): number {
   } else if (
     error instanceof NoLiveReadModelsError ||
     error instanceof ControlCommandError ||
-    error instanceof ParkedMessageError
+    error instanceof ParkedMessageError ||
+    error instanceof BackupError ||
+    error instanceof UnknownEventTypeError
   ) {
     printError({ error: error.code, message: error.message });
   } else if (error instanceof ConfigError) {

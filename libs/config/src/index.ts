@@ -2,3 +2,4 @@ export * from './chronicle-config';
 export * from './parse-config';
 export * from './config.module';
 export * from './log-destination';
+export * from './make-directories';

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { ChronicleConfig, LOG_LEVELS, LogLevel } from './chronicle-config';
+import { makeDirectories } from './make-directories';
 
 export class ConfigError extends Error {
   constructor(
@@ -51,7 +52,7 @@ function url(env: Env, name: string, protocols: string[]): string | null {
  */
 function privateDataDir(dataDir: string): void {
   try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    makeDirectories(dataDir, 0o700);
     tighten(dataDir, 0o700);
     for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
       const path = join(dataDir, entry.name);
@@ -79,6 +80,9 @@ function tighten(path: string, mode: number): void {
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, mode);
 }
 
+/** Where the secret is kept when TOKEN_SECRET is unset. */
+export const TOKEN_SECRET_FILE = 'token-secret';
+
 /** A kept secret: at least 32 bytes, written as hex. */
 const KEPT_SECRET = /^(?:[0-9a-f]{2}){32,}$/i;
 
@@ -94,7 +98,7 @@ function tokenSecret(env: Env, dataDir: string): Buffer {
     if (configured.length < 32) throw new ConfigError('TOKEN_SECRET', 'must be at least 32 characters long');
     return Buffer.from(configured, 'utf8');
   }
-  const file = join(dataDir, 'token-secret');
+  const file = join(dataDir, TOKEN_SECRET_FILE);
   const kept = readKeptSecret(file);
   if (kept !== null) return kept;
   const secret = randomBytes(32).toString('hex');
@@ -177,9 +181,14 @@ function corsOrigins(env: Env): '*' | string[] | null {
   });
 }
 
+/** DATA_DIR as an absolute path (default `./data`), with nothing created or checked. */
+export function dataDirPath(env: Env = process.env): string {
+  return resolve(text(env, 'DATA_DIR') ?? './data');
+}
+
 export function parseConfig(env: Env = process.env): ChronicleConfig {
   const port = integer(env, 'PORT', 3000, 0, 65535);
-  const dataDir = resolve(text(env, 'DATA_DIR') ?? './data');
+  const dataDir = dataDirPath(env);
   privateDataDir(dataDir);
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {

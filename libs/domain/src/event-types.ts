@@ -44,3 +44,27 @@ export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
 export function isChronicleEventType(type: string): type is ChronicleEventType {
   return Object.prototype.hasOwnProperty.call(EVENT_SCHEMAS, type);
 }
+
+/**
+ * A stored event of a type (or version) this build does not know, found where it would be decided
+ * on or projected: written by a newer build (a rollback?). What it changed cannot be known, so
+ * nothing is decided over it; an operator must run a build that knows it.
+ */
+export class UnknownEventTypeError extends Error {
+  readonly code = 'unknown-event-type';
+  constructor(
+    readonly type: string,
+    readonly stream: string,
+    readonly position: string,
+  ) {
+    super(`${unknownEventTypeReason(type) ?? type}; found at position ${position} in ${stream}`);
+    this.name = 'UnknownEventTypeError';
+  }
+}
+
+/** Why an event of `type` (already upcast) cannot be used here, or null when this build knows it. */
+export function unknownEventTypeReason(type: string): string | null {
+  return isChronicleEventType(type)
+    ? null
+    : `${type} is not an event type this build knows (written by a newer build, and rolled back?)`;
+}

@@ -3,6 +3,9 @@ import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from '
 import { isStoreUnavailable } from './store-unavailable';
 
 const sqlite = (code: string) => Object.assign(new Error(code), { code });
+/** What @grpc/grpc-js rejects a call with (a ServiceError): the EventStoreDB client passes some on unwrapped. */
+const grpc = (code: number) =>
+  Object.assign(new Error(`${code} status`), { code, details: 'No connection established', metadata: {} });
 
 describe('isStoreUnavailable', () => {
   it.each([
@@ -12,6 +15,8 @@ describe('isStoreUnavailable', () => {
     ['a damaged file', sqlite('SQLITE_CORRUPT')],
     ['EventStoreDB unreachable', new UnavailableError(new Error('unreachable') as never)],
     ['EventStoreDB frozen', new DeadlineExceededError(new Error('deadline') as never)],
+    ['EventStoreDB never reached (a bare gRPC UNAVAILABLE)', grpc(14)],
+    ['EventStoreDB never answering (a bare gRPC DEADLINE_EXCEEDED)', grpc(4)],
     ['MongoDB unreachable', new MongoNetworkError('connection refused')],
     [
       'no MongoDB server to select',
@@ -25,6 +30,8 @@ describe('isStoreUnavailable', () => {
     ['a constraint', sqlite('SQLITE_CONSTRAINT_UNIQUE')],
     ['a refused MongoDB command', new MongoServerError({ message: 'bad', code: 2 })],
     ['a bug', new TypeError('x is undefined')],
+    ['a gRPC call the server refused (INVALID_ARGUMENT)', grpc(3)],
+    ['an error with a numeric code and nothing of gRPC', Object.assign(new Error('x'), { code: 14 })],
     ['not an error', 'SQLITE_FULL'],
   ])('does not take %s for one', (_case, error) => {
     expect(isStoreUnavailable(error)).toBe(false);

@@ -38,6 +38,24 @@ export async function withinDeadline<T>(promise: Promise<T>, ms: number, what: s
 /** A connection that broke or never opened: the MongoDB driver lets some of these through unwrapped. */
 const NETWORK_FAILURES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
+/**
+ * gRPC statuses of a server that cannot be reached: UNAVAILABLE (14), DEADLINE_EXCEEDED (4). The
+ * EventStoreDB client lets them through unwrapped when no connection ever opened (its probe of the
+ * server's features fails first): a plain error with a numeric code, details and metadata.
+ */
+const GRPC_UNREACHABLE = new Set([4, 14]);
+
+function isGrpcUnreachable(error: object): boolean {
+  const { code, details, metadata } = error as { code?: unknown; details?: unknown; metadata?: unknown };
+  return (
+    typeof code === 'number' &&
+    GRPC_UNREACHABLE.has(code) &&
+    typeof details === 'string' &&
+    typeof metadata === 'object' &&
+    metadata !== null
+  );
+}
+
 /** SQLite's codes for a store that cannot be used now: a full disk, I/O, a lock held too long, a lost file. */
 const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)/;
 
@@ -61,7 +79,9 @@ export function isStoreUnavailable(error: unknown): boolean {
   ) {
     return true;
   }
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  if (typeof error !== 'object' || error === null) return false;
+  if (isGrpcUnreachable(error)) return true;
+  const { code } = error as { code?: unknown };
   return typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || NETWORK_FAILURES.has(code));
 }
 

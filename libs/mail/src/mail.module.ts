@@ -7,11 +7,14 @@ import { Mailer } from './mailer.port';
 import { OutboxMailer } from './outbox/outbox-mailer';
 import { SmtpMailer } from './smtp/smtp-mailer';
 
+/** Where e-mails are written, in DATA_DIR, when SMTP_URL is unset. */
+export const OUTBOX_DIR = 'outbox';
+
 /** SMTP when SMTP_URL is set, else .eml files in DATA_DIR/outbox; each send logged and counted. */
 export function createMailer(config: ChronicleConfig, metrics: ChronicleMetrics | null = null): Mailer {
   const mailer = config.smtpUrl
     ? new SmtpMailer(config.smtpUrl, config.mailFrom)
-    : new OutboxMailer(join(config.dataDir, 'outbox'), config.mailFrom);
+    : new OutboxMailer(join(config.dataDir, OUTBOX_DIR), config.mailFrom);
   return mailer.observe(new MailReport(metrics));
 }
 

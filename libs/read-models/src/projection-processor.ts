@@ -8,6 +8,7 @@ import {
   ProcessorHandler,
   RecordedEvent,
 } from '@chronicle/event-store';
+import { unknownEventTypeReason } from '@chronicle/domain';
 import { traceProjectionBatch } from '@chronicle/tracing';
 import { Projection } from './projections/projection';
 import { DocumentChange, ReadStore } from './read-store.port';
@@ -33,8 +34,18 @@ export class ProjectionsHandler implements ProcessorHandler {
     return this.readStore.getCheckpoint(this.name);
   }
 
-  /** A projection is pure: one that throws on an event always will, so the event is parked. */
+  /**
+   * A projection is pure: one that throws on an event always will, so the event is parked. So is
+   * an event of a type this build does not know: no projection can tell whether it needed it.
+   */
   handle(event: RecordedEvent): void {
+    const unknown = unknownEventTypeReason(event.type);
+    if (unknown !== null) {
+      throw new PermanentFailure(
+        `${unknown}: the read models lack whatever it changed. Run a build that knows it, then ` +
+          '`projections rebuild`, then `projections parked drop` this message',
+      );
+    }
     const changes: DocumentChange[] = [];
     for (const projection of this.projections) {
       try {

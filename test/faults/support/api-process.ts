@@ -9,6 +9,12 @@ export interface Api {
 /** The API processes a test started and has not stopped: the test file's afterEach stops them. */
 export const running = new Set<ProjectorProcess>();
 
+/** Stops every API process a test left running (for afterEach and afterAll). */
+export async function stopRunning(): Promise<void> {
+  await Promise.all([...running].map((child) => child.stop().catch(() => undefined)));
+  running.clear();
+}
+
 /** The API on `dataDir` as a child process, once it answers /health/live. */
 export async function startApi(dataDir: string, env: Record<string, string> = {}): Promise<Api> {
   const port = await freePort();

@@ -1,4 +1,5 @@
 import { ServiceUnavailableException } from '@nestjs/common';
+import { UnknownEventTypeError } from '@chronicle/domain';
 import { StoreTimeoutError } from '@chronicle/event-store';
 import { toProblem } from './problem-details';
 
@@ -30,6 +31,22 @@ describe('toProblem for outages', () => {
     );
     expect(problem).toMatchObject({ status: 503, detail: 'Not ready: see checks.', checks: details });
     expect(headers['retry-after']).toBe('5');
+  });
+
+  it('answers a stream holding an event type this build does not know with 503 naming the type, not the position', () => {
+    const { problem, headers } = toProblem(
+      new UnknownEventTypeError('UserPatched.v9', 'user-1', '42'),
+      request,
+    );
+    expect(problem).toEqual({
+      type: 'unknown-event-type',
+      title: 'Service Unavailable',
+      status: 503,
+      detail:
+        'The history of this resource holds an event this version of the service does not know ' +
+        '(UserPatched.v9): it cannot be changed until a version that knows it runs.',
+    });
+    expect(headers).toEqual({ 'retry-after': '5' });
   });
 
   it('still answers a bug with 500', () => {

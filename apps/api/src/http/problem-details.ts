@@ -16,6 +16,7 @@ import {
   InvalidResetTokenError,
   NotFoundError,
   PasswordChangedMeanwhileError,
+  UnknownEventTypeError,
   ValidationError,
 } from '@chronicle/domain';
 import { isStoreUnavailable } from '@chronicle/event-store';
@@ -152,6 +153,19 @@ export function toProblem(error: unknown, request: { method: string }): Rendered
   }
   if (error instanceof AlreadyExistsError || error instanceof ConcurrencyConflictError) {
     return { problem: problem(409, { detail: error.message }), headers };
+  }
+  if (error instanceof UnknownEventTypeError) {
+    // Not the client's doing, and not over until an operator acts: the log line names the stream and position.
+    headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
+    return {
+      problem: problem(503, {
+        type: error.code,
+        detail:
+          `The history of this resource holds an event this version of the service does not know ` +
+          `(${error.type}): it cannot be changed until a version that knows it runs.`,
+      }),
+      headers,
+    };
   }
   if (isStoreUnavailable(error)) {
     headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);

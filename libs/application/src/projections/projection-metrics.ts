@@ -2,13 +2,14 @@ import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { parsePosition } from '@chronicle/event-store';
 import { ChronicleMetrics } from '@chronicle/metrics';
+import { READ_MODELS_CHECKPOINT } from '@chronicle/read-models';
 import { GetProjectionStatusHandler } from './get-projection-status/get-projection-status.handler';
 import { ProjectionsStatus } from './get-projection-status/get-projection-status.query';
 
 /**
- * Per projection and saga: lag in events and seconds, and the position processed. Read at scrape
- * time from the status query, so the runners' loops carry no instrumentation; one query serves
- * the three gauges of a scrape.
+ * Per projection and saga: lag in events and seconds, and the position processed; per processor,
+ * its parked messages. Read at scrape time from the status query, so the processors' loops carry
+ * no instrumentation; one query serves the gauges of a scrape.
  */
 @Injectable()
 export class ProjectionMetrics implements OnModuleInit {
@@ -49,6 +50,16 @@ export class ProjectionMetrics implements OnModuleInit {
       'Commit position of the last event processed (absent before the first)',
       (e) => (e.checkpoint === null ? null : Number(parsePosition(e.checkpoint)?.commit ?? NaN)),
     );
+    new Gauge({
+      name: 'chronicle_parked_messages',
+      help: 'Messages a processor gave up on and set aside, by processor (0 for each one with none)',
+      labelNames: ['processor'] as const,
+      registers,
+      collect: async function (this: Gauge<'processor'>) {
+        this.reset();
+        for (const [processor, count] of parkedByProcessor(await status())) this.set({ processor }, count);
+      },
+    });
   }
 
   private scrapeStatus(): Promise<ProjectionsStatus> {
@@ -66,4 +77,14 @@ function entries(status: ProjectionsStatus): Entry[] {
     ...status.projections.map((entry) => ({ ...entry, kind: 'projection' as const })),
     ...status.sagas.map((entry) => ({ ...entry, kind: 'saga' as const })),
   ];
+}
+
+/** Parked messages per processor; each processor this process knows of is there, with 0 if need be. */
+function parkedByProcessor(status: ProjectionsStatus): Map<string, number> {
+  const counts = new Map<string, number>();
+  if (status.projections.length > 0) counts.set(READ_MODELS_CHECKPOINT, 0);
+  for (const saga of status.sagas) counts.set(saga.name, 0);
+  for (const message of status.parked)
+    counts.set(message.processor, (counts.get(message.processor) ?? 0) + 1);
+  return counts;
 }

@@ -135,4 +135,36 @@ describe('EventSourcedRepository on a remote event store', () => {
     // A patch that changes nothing still sees the other writer's name.
     expect((await repository.load(userDecider, `user-${userId}`)).state).toMatchObject({ name: 'Grace' });
   });
+
+  it('refuses to decide over a stream holding an event type this build does not know, naming it', async () => {
+    const userId = await register();
+    await store.append(
+      `user-${userId}`,
+      [
+        {
+          id: randomUUID(),
+          type: 'UserArchived.v1',
+          data: { userId },
+          metadata: {
+            actor: 'newer',
+            correlationId: 'c',
+            causationId: null,
+            occurredAt: new Date().toISOString(),
+          },
+        },
+      ],
+      'any',
+    );
+    await expect(patchAge(userId, 50)).rejects.toThrow(
+      expect.objectContaining({
+        name: 'UnknownEventTypeError',
+        type: 'UserArchived.v1',
+        stream: `user-${userId}`,
+        message: expect.stringMatching(
+          /^UserArchived\.v1 is not an event type this build knows .*; found at position \S+ in user-/,
+        ),
+      }),
+    );
+    expect(await store.readStream(`user-${userId}`)).toHaveLength(2);
+  });
 });

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DomainEvent } from '@chronicle/domain';
+import { DomainEvent, unknownEventTypeReason, UnknownEventTypeError } from '@chronicle/domain';
 import { activeTraceParent, nameActiveSpan, traced } from '@chronicle/tracing';
 import {
   EventStore,
+  formatPosition,
   NewEvent,
   Position,
   RecordedEvent,
@@ -43,8 +44,15 @@ export interface HandleOptions {
   maxAttempts?: number;
 }
 
-/** The one place where stored events become domain events (upcasters plug in here). */
+/**
+ * The one place where stored (and already upcast) events become domain events. A type this build
+ * does not know is refused: an aggregate's evolve would skip or misread it, and decide over a
+ * state that is not the stream's.
+ */
 export function toDomainEvent<E extends DomainEvent>(event: RecordedEvent): E {
+  if (unknownEventTypeReason(event.type) !== null) {
+    throw new UnknownEventTypeError(event.type, event.stream, formatPosition(event.position));
+  }
   return { type: event.type, data: event.data } as unknown as E;
 }
 

@@ -1,2 +1,3 @@
 export * from './sqlite-event-store';
 export * from './sqlite-checkpoint-store';
+export * from './sqlite-backup';

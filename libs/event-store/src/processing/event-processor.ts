@@ -74,6 +74,11 @@ export interface EventProcessorOptions {
   /** Wait before the first retry after an error; doubled per failure up to maxRetryDelayMs. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /**
+   * While catching up, how long the subscription may stay silent before the log says so, with
+   * what a ping of the store answers, and again every such period. Default 5 s; 0: never.
+   */
+  silenceWarningMs?: number;
 }
 
 interface Waiter {
@@ -106,6 +111,7 @@ export class EventProcessor {
   private readonly logger: ProcessorLogger;
   private readonly initialDelayMs: number;
   private readonly maxDelayMs: number;
+  private readonly silenceWarningMs: number;
   private readonly parking: CheckpointStore;
 
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -135,6 +141,7 @@ export class EventProcessor {
     this.logger = options.logger ?? new Logger(`EventProcessor(${handler.name})`);
     this.initialDelayMs = options.retryDelayMs ?? 100;
     this.maxDelayMs = options.maxRetryDelayMs ?? 10_000;
+    this.silenceWarningMs = options.silenceWarningMs ?? 5_000;
     this.delayMs = this.initialDelayMs;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) {
       throw new RangeError('batchSize must be a positive integer');
@@ -305,7 +312,7 @@ export class EventProcessor {
         pending ??= iterator.next();
         let result: IteratorResult<SubscriptionMessage> | typeof IDLE;
         if (!unapplied) {
-          result = await pending;
+          result = await this.untilAnswered(pending);
         } else {
           // A deferred commit waits until it is due (or for the next message), else for the next turn.
           idle ??= deferred
@@ -355,6 +362,33 @@ export class EventProcessor {
     } finally {
       // Left pending when the loop ends early; its outcome no longer matters.
       pending?.catch(() => undefined);
+    }
+  }
+
+  /**
+   * The subscription's next message. Before catching up, silence is not idleness: a store that
+   * does not answer (unreachable, hung) would otherwise leave the log empty while nothing moves,
+   * so every `silenceWarningMs` it says so, naming what a ping of the store answers.
+   */
+  private async untilAnswered<T>(next: Promise<T>): Promise<T> {
+    if (this.caughtUp || this.silenceWarningMs === 0) return next;
+    const since = Date.now();
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const silent = new Promise<typeof IDLE>((resolve) => {
+        timer = setTimeout(() => resolve(IDLE), this.silenceWarningMs);
+      });
+      const result = await Promise.race([next, silent]);
+      clearTimeout(timer);
+      if (result !== IDLE || this.state !== 'running') return next;
+      const store = await this.eventStore.ping().then(
+        () => 'it answers a ping',
+        (error: unknown) => describeError(error).message,
+      );
+      this.logger.warn(
+        `No answer from the event store for ${Math.round((Date.now() - since) / 1000)} s while catching up ` +
+          `after ${this.describeApplied()} (${store}); still waiting`,
+      );
     }
   }
 

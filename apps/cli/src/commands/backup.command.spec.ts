@@ -1,0 +1,50 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteEventStore } from '@chronicle/event-store';
+import { runCli } from '../run-cli';
+
+describe('backup and restore commands (in process)', () => {
+  let root: string;
+  let out: string[];
+  let err: string[];
+
+  beforeEach(async () => {
+    root = mkdtempSync(join(tmpdir(), 'cli-backup-'));
+    await SqliteEventStore.open(join(root, 'data')).close();
+    out = [];
+    err = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => out.push(String(chunk)) > 0);
+    jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => err.push(String(chunk)) > 0);
+  });
+  afterEach(() => {
+    jest.restoreAllMocks();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const run = (env: Record<string, string>, ...argv: string[]) =>
+    runCli(argv, { DATA_DIR: join(root, 'data'), LOG_LEVEL: 'silent', ...env });
+
+  it('refuses with EVENTSTORE_URL set, pointing to the stores’ own procedures', async () => {
+    expect(await run({ EVENTSTORE_URL: 'esdb://127.0.0.1:1?tls=false' }, 'backup', join(root, 'b'))).toBe(1);
+    expect(JSON.parse(err.join(''))).toEqual({
+      error: 'not-embedded',
+      message: expect.stringContaining("with EventStoreDB's own procedure"),
+    });
+    expect(existsSync(join(root, 'b'))).toBe(false);
+  });
+
+  it('notes that read models and checkpoints in MongoDB are not in the backup', async () => {
+    expect(await run({ MONGODB_URI: 'mongodb://127.0.0.1:1/x' }, 'backup', join(root, 'b'))).toBe(0);
+    expect(JSON.parse(out.join('')).notes).toEqual([expect.stringContaining('MONGODB_URI is set')]);
+  });
+
+  it('restores into an absent DATA_DIR, resolving both paths', async () => {
+    expect(await run({}, 'backup', join(root, 'b'))).toBe(0);
+    out.length = 0;
+    expect(await run({ DATA_DIR: join(root, 'restored') }, 'restore', join(root, 'b'))).toBe(0);
+    expect(JSON.parse(out.join(''))).toEqual(
+      expect.objectContaining({ dataDir: join(root, 'restored'), events: 0 }),
+    );
+  });
+});

@@ -1,0 +1,210 @@
+import Database from 'better-sqlite3';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { jsonLines, runCliProcess, runCliWithInput } from '../e2e/support/cli-process';
+import { issueToken, newDataDir, TestAccount } from '../e2e/support/test-app';
+import { running, startApi, stopRunning } from './support/api-process';
+
+/**
+ * `backup DIR` and `restore DIR` (issue 22): a backup taken while the API answers parallel PATCHes
+ * restores into an empty DATA_DIR, passes `projections verify`, and holds every write acknowledged
+ * before it began, as a prefix of the live history.
+ */
+
+const PASSWORD = 'backup-test-passphrase';
+const WRITERS = 4;
+
+interface Acknowledged {
+  userId: string;
+  revision: number;
+  age: number;
+  at: number;
+}
+
+describe('backup and restore of the embedded store', () => {
+  const dirs: string[] = [];
+  const scratch = () => {
+    const dir = newDataDir();
+    dirs.push(dir);
+    return dir;
+  };
+
+  afterEach(async () => {
+    await stopRunning();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function createAccount(dataDir: string, n: number): Promise<TestAccount> {
+    const email = `writer-${n}@example.com`;
+    const created = await runCliWithInput(
+      dataDir,
+      PASSWORD,
+      ...['accounts', 'create', '--email', email, '--password-stdin', '--name', `W${n}`, '--age', '20'],
+    );
+    expect(created.code).toBe(0);
+    return {
+      ...(JSON.parse(created.stdout) as { accountId: string; userId: string }),
+      email,
+      password: PASSWORD,
+    };
+  }
+
+  /** Audit records of one stream in a DATA_DIR (no server needed). */
+  async function history(dataDir: string, stream: string): Promise<Array<Record<string, any>>> {
+    const result = await runCliProcess(dataDir, 'audit', '--stream', stream, '--limit', '100000');
+    expect(result.code).toBe(0);
+    return jsonLines(result.stdout);
+  }
+
+  it('is taken under sustained parallel writes, restores, verifies and holds every acknowledged write', async () => {
+    const dataDir = scratch();
+    const accounts: TestAccount[] = [];
+    for (let n = 0; n < WRITERS; n++) accounts.push(await createAccount(dataDir, n));
+    // A history big enough for the copy to take a while.
+    expect((await runCliProcess(dataDir, 'customers', 'seed', '--count', '3000')).code).toBe(0);
+    const api = await startApi(dataDir);
+    const tokens = await Promise.all(accounts.map((account) => issueToken(api.url, account)));
+
+    const acknowledged: Acknowledged[] = [];
+    const failures: string[] = [];
+    let writing = true;
+    const writers = accounts.map(async (account, i) => {
+      for (let age = 21; writing; age = age >= 150 ? 21 : age + 1) {
+        const response = await fetch(`${api.url}/users/${account.userId}`, {
+          method: 'PATCH',
+          headers: { authorization: `Bearer ${tokens[i]}`, 'content-type': 'application/merge-patch+json' },
+          body: JSON.stringify({ age }),
+        });
+        if (response.status !== 200) {
+          failures.push(`${response.status} ${await response.text()}`);
+          continue;
+        }
+        const revision = Number(JSON.parse(response.headers.get('etag')!));
+        acknowledged.push({ userId: account.userId, revision, age, at: Date.now() });
+      }
+    });
+    // Writes are under way before the backup starts, and go on until it has ended.
+    while (acknowledged.length < 20) await new Promise((resolve) => setTimeout(resolve, 10));
+    const backupDir = join(scratch(), 'backup');
+    const started = Date.now();
+    const backup = await runCliProcess(dataDir, 'backup', backupDir);
+    const ended = Date.now();
+    const duringBackup = acknowledged.filter((write) => write.at > started && write.at < ended).length;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    writing = false;
+    await Promise.all(writers);
+
+    expect(failures).toEqual([]);
+    expect(backup.stderr).toBe('');
+    expect(backup.code).toBe(0);
+    expect(duringBackup).toBeGreaterThan(10);
+    expect(acknowledged.filter((write) => write.at < started).length).toBeGreaterThanOrEqual(20);
+    const manifest = JSON.parse(backup.stdout) as Record<string, any>;
+    expect(manifest).toEqual(
+      expect.objectContaining({
+        directory: backupDir,
+        storeId: readFileSync(join(dataDir, 'store-id'), 'utf8').trim(),
+        position: expect.stringMatching(/^\d+$/),
+        events: expect.any(Number),
+        skipped: [],
+      }),
+    );
+    expect(manifest.files.map((file: { path: string }) => file.path)).toEqual(
+      expect.arrayContaining(['events.db', 'store-id', 'token-secret', 'limits.db']),
+    );
+    // Private: the directory 0700, every file 0600.
+    expect(statSync(backupDir).mode & 0o777).toBe(0o700);
+    for (const name of readdirSync(backupDir))
+      expect(statSync(join(backupDir, name)).mode & 0o777).toBe(0o600);
+
+    const restored = scratch();
+    rmSync(restored, { recursive: true });
+    const restore = await runCliProcess(restored, 'restore', backupDir);
+    expect(restore.stderr).toBe('');
+    expect(restore.code).toBe(0);
+    expect(JSON.parse(restore.stdout)).toEqual(
+      expect.objectContaining({ dataDir: restored, storeId: manifest.storeId, events: manifest.events }),
+    );
+    const db = new Database(join(restored, 'events.db'), { readonly: true });
+    try {
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: manifest.events });
+    } finally {
+      db.close();
+    }
+
+    for (const account of accounts) {
+      const stream = `user-${account.userId}`;
+      const live = await history(dataDir, stream);
+      const copy = await history(restored, stream);
+      // A consistent copy: a prefix of the live history, event for event.
+      expect(copy).toEqual(live.slice(0, copy.length));
+      // Every write acknowledged before the backup began is in it, at its revision, with its value.
+      for (const write of acknowledged.filter((w) => w.userId === account.userId && w.at < started)) {
+        expect(copy[write.revision]).toEqual(
+          expect.objectContaining({
+            revision: write.revision,
+            data: expect.objectContaining({ changes: { age: write.age } }),
+          }),
+        );
+      }
+    }
+
+    // The restored DATA_DIR serves, and its read models, rebuilt from the copy, verify.
+    await api.process.stop();
+    running.delete(api.process);
+    const again = await startApi(restored);
+    const deadline = Date.now() + 30_000;
+    while ((await fetch(`${again.url}/health/ready`)).status !== 200) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const verify = await runCliProcess(restored, 'projections', 'verify');
+    expect(verify.code).toBe(0);
+    expect(jsonLines(verify.stdout).at(-1)).toEqual(expect.objectContaining({ differences: 0 }));
+    // The token secret came back too: a token issued before the backup still works.
+    const me = await fetch(`${again.url}/users/${accounts[0].userId}`, {
+      headers: { authorization: `Bearer ${tokens[0]}` },
+    });
+    expect(me.status).toBe(200);
+  }, 120_000);
+
+  it('restores only into an empty or absent DATA_DIR, and never from a damaged or unfinished backup', async () => {
+    const dataDir = scratch();
+    await createAccount(dataDir, 0);
+    const backupDir = join(scratch(), 'backup');
+    expect((await runCliProcess(dataDir, 'backup', backupDir)).code).toBe(0);
+
+    // Into a DATA_DIR in use: refused, nothing touched.
+    const before = readdirSync(dataDir).sort();
+    const intoLive = await runCliProcess(dataDir, 'restore', backupDir);
+    expect(intoLive.code).toBe(1);
+    expect(JSON.parse(intoLive.stderr)).toEqual({
+      error: 'data-dir-not-empty',
+      message: expect.stringContaining(`DATA_DIR (${dataDir}) is not empty`),
+    });
+    expect(readdirSync(dataDir).sort()).toEqual(before);
+
+    // A backup into a directory that is not empty: refused.
+    const taken = await runCliProcess(dataDir, 'backup', backupDir);
+    expect(taken.code).toBe(1);
+    expect(JSON.parse(taken.stderr)).toEqual(expect.objectContaining({ error: 'backup-target-not-empty' }));
+
+    // One changed byte in the copy: refused before anything is written.
+    const file = join(backupDir, 'events.db');
+    const bytes = readFileSync(file);
+    bytes[bytes.length - 100] ^= 0xff;
+    writeFileSync(file, bytes);
+    const target = join(scratch(), 'data');
+    const damaged = await runCliProcess(target, 'restore', backupDir);
+    expect(damaged.code).toBe(1);
+    expect(JSON.parse(damaged.stderr)).toEqual(expect.objectContaining({ error: 'damaged-backup' }));
+    expect(existsSync(target)).toBe(false);
+
+    // Without its manifest (a backup that did not finish): not a backup.
+    rmSync(join(backupDir, 'chronicle-backup.json'));
+    const unfinished = await runCliProcess(target, 'restore', backupDir);
+    expect(JSON.parse(unfinished.stderr)).toEqual(expect.objectContaining({ error: 'not-a-backup' }));
+    expect(existsSync(target)).toBe(false);
+  }, 60_000);
+});
