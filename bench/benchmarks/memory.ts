@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SqliteEventStore } from '@chronicle/event-store';
+import { ReadModelSnapshots } from '@chronicle/read-models';
 import { customersDataSet } from '../support/datasets';
 import { startServer } from '../support/processes';
 import { figure, single } from '../support/report';
@@ -7,10 +8,10 @@ import { spread } from '../support/stats';
 import type { Benchmark } from './benchmark';
 
 const CUSTOMERS = 1_000_000;
-const MIB = 2 ** 20;
+export const MIB = 2 ** 20;
 
 /** The customers as GET /customers serves them, one JSON document each, in bytes of UTF-8. */
-async function customersJsonBytes(dir: string): Promise<number> {
+export async function customersJsonBytes(dir: string): Promise<number> {
   const store = SqliteEventStore.open(dir);
   let bytes = 0;
   try {
@@ -38,6 +39,8 @@ export const memory: Benchmark = {
   async run() {
     const dataSet = await customersDataSet(CUSTOMERS);
     const jsonBytes = await customersJsonBytes(dataSet.dir);
+    // A start that replays every event (a restart from the snapshot is the restart benchmark's).
+    ReadModelSnapshots.discard(dataSet.dir);
     const server = await startServer(dataSet.dir);
     const samples: number[] = [];
     try {
@@ -65,6 +68,7 @@ export const memory: Benchmark = {
       ],
       notes: [
         'RSS sampled once a second for 5 s after /health/ready; the whole process (Node, Nest, code) counts.',
+        'A start without the read models’ snapshot: every event replayed.',
       ],
     };
   },

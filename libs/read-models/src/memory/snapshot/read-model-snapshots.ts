@@ -157,13 +157,20 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
     this.consider();
   }
 
-  /** Stops writing; waits for a write under way. */
+  /**
+   * Stops writing, after a last snapshot when the models are ahead of the one on disk (a graceful
+   * stop, with the processor already stopped): the next start then replays nothing.
+   */
   async stop(): Promise<void> {
-    this.stopped = true;
     if (this.recheck !== null) clearTimeout(this.recheck);
     this.recheck = null;
-    this.store.observe(null);
+    const stopping = !this.stopped;
+    this.stopped = true;
     await this.writing;
+    if (stopping && this.latest !== null && this.latest.commit > (this.covered?.commit ?? 0n)) {
+      await this.write();
+    }
+    this.store.observe(null);
   }
 
   /** Waits for a write under way (tests, benchmarks). */
