@@ -1,13 +1,13 @@
 import { statSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ReadModelSnapshots, SNAPSHOT_FILE } from '@chronicle/read-models';
 import { customersDataSet } from '../support/datasets';
 import { startServer } from '../support/processes';
 import { figure, single } from '../support/report';
-import { spread } from '../support/stats';
+import { spread, Spread } from '../support/stats';
 import type { Benchmark } from './benchmark';
-import { customersJsonBytes, MIB } from './memory';
+import { customersJsonBytes, MIB, sampleRss } from './memory';
 import { readAndParse } from './rebuild';
 
 const CUSTOMERS = 1_000_000;
@@ -18,6 +18,7 @@ export const restart: Benchmark = {
   name: 'restart',
   title: `server restart on ${CUSTOMERS.toLocaleString('en')} customers (twice as many events), from the read models' snapshot`,
   async run() {
+    const load = loadavg()[0];
     const dataSet = await customersDataSet(CUSTOMERS);
     const jsonBytes = await customersJsonBytes(dataSet.dir);
     // The first start replays every event (no snapshot yet); its graceful stop leaves the snapshot.
@@ -29,7 +30,7 @@ export const restart: Benchmark = {
     const ceiling: number[] = [];
     const listening: number[] = [];
     const ready: number[] = [];
-    const rss: number[] = [];
+    let resident: Spread | null = null;
     let events = 0;
     for (let round = 0; round < RESTARTS; round++) {
       const read = await readAndParse(dataSet.dir);
@@ -39,13 +40,7 @@ export const restart: Benchmark = {
       try {
         listening.push(server.listeningMs / 1000);
         ready.push(server.startupMs / 1000);
-        if (round === RESTARTS - 1) {
-          // As the memory benchmark samples: once start-up's garbage has had time to go.
-          for (let sample = 0; sample < 5; sample++) {
-            await sleep(1000);
-            rss.push(server.rss() / MIB);
-          }
-        }
+        if (round === RESTARTS - 1) resident = await sampleRss(server);
       } finally {
         await server.stop();
       }
@@ -53,7 +48,6 @@ export const restart: Benchmark = {
     const readSeconds = spread(ceiling);
     const toListening = spread(listening);
     const toReady = spread(ready);
-    const resident = spread(rss);
     return {
       name: this.name,
       title: this.title,
@@ -83,9 +77,9 @@ export const restart: Benchmark = {
         figure({
           name: 'resident set size after a restart',
           unit: 'MiB',
-          value: resident,
+          value: resident!,
           ceiling: { name: 'the customers as JSON', value: single(jsonBytes / MIB) },
-          ratio: resident.median / (jsonBytes / MIB),
+          ratio: resident!.median / (jsonBytes / MIB),
           target: { kind: '<=', bound: 2 },
         }),
         figure({
@@ -102,6 +96,8 @@ export const restart: Benchmark = {
         'Listening: spawn to the first answer of /health/ready (503 while catching up); ready: to its first 200. ' +
           'The ratio of the listening row is the time itself, in s.',
         'RSS sampled once a second for 5 s after the last restart was ready.',
+        `Load average when the run began: ${load.toFixed(1)} on ${availableParallelism()} shared cores ` +
+          '(the ceiling is measured in the same run, under the same load).',
       ],
     };
   },
