@@ -11,6 +11,7 @@ import { read, readBasic } from './benchmarks/read';
 import { rebuild } from './benchmarks/rebuild';
 import { restart } from './benchmarks/restart';
 import { scale } from './benchmarks/scale';
+import { snapshot } from './benchmarks/snapshot';
 import { ROUND_SECONDS, ROUNDS, WARMUP_SECONDS } from './support/load';
 import { assertBuilt, cleanUp } from './support/processes';
 import { type BenchmarkResult, formatSpread, writeReport } from './support/report';
@@ -25,6 +26,7 @@ const BENCHMARKS: Benchmark[] = [
   rebuild,
   memory,
   restart,
+  snapshot,
   password,
   accountLoad,
 ];
