@@ -10,7 +10,9 @@ import { password } from './benchmarks/password';
 import { resetTiming } from './benchmarks/reset-timing';
 import { read, readBasic } from './benchmarks/read';
 import { rebuild } from './benchmarks/rebuild';
+import { restart } from './benchmarks/restart';
 import { scale } from './benchmarks/scale';
+import { snapshot } from './benchmarks/snapshot';
 import { ROUND_SECONDS, ROUNDS, WARMUP_SECONDS } from './support/load';
 import { assertBuilt, cleanUp } from './support/processes';
 import { type BenchmarkResult, formatSpread, writeReport } from './support/report';
@@ -24,6 +26,8 @@ const BENCHMARKS: Benchmark[] = [
   lag,
   rebuild,
   memory,
+  restart,
+  snapshot,
   password,
   resetTiming,
   accountLoad,

@@ -1,16 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SqliteEventStore } from '@chronicle/event-store';
+import { ReadModelSnapshots } from '@chronicle/read-models';
 import { customersDataSet } from '../support/datasets';
-import { startServer } from '../support/processes';
+import { RunningProcess, startServer } from '../support/processes';
 import { figure, single } from '../support/report';
-import { spread } from '../support/stats';
+import { spread, Spread } from '../support/stats';
 import type { Benchmark } from './benchmark';
 
 const CUSTOMERS = 1_000_000;
-const MIB = 2 ** 20;
+export const MIB = 2 ** 20;
 
 /** The customers as GET /customers serves them, one JSON document each, in bytes of UTF-8. */
-async function customersJsonBytes(dir: string): Promise<number> {
+export async function customersJsonBytes(dir: string): Promise<number> {
   const store = SqliteEventStore.open(dir);
   let bytes = 0;
   try {
@@ -32,24 +33,31 @@ async function customersJsonBytes(dir: string): Promise<number> {
   return bytes;
 }
 
+/** RSS in MiB, once a second for 5 s: start-up's garbage has had time to go. */
+export async function sampleRss(server: RunningProcess): Promise<Spread> {
+  const samples: number[] = [];
+  for (let sample = 0; sample < 5; sample++) {
+    await sleep(1000);
+    samples.push(server.rss() / MIB);
+  }
+  return spread(samples);
+}
+
 export const memory: Benchmark = {
   name: 'memory',
   title: `RSS of the server holding ${CUSTOMERS.toLocaleString('en')} customers (embedded default)`,
   async run() {
     const dataSet = await customersDataSet(CUSTOMERS);
     const jsonBytes = await customersJsonBytes(dataSet.dir);
+    // A start that replays every event (a restart from the snapshot is the restart benchmark's).
+    ReadModelSnapshots.discard(dataSet.dir);
     const server = await startServer(dataSet.dir);
-    const samples: number[] = [];
+    let rss: Spread;
     try {
-      // A few samples once start-up's garbage has had time to go.
-      for (let sample = 0; sample < 5; sample++) {
-        await sleep(1000);
-        samples.push(server.rss() / MIB);
-      }
+      rss = await sampleRss(server);
     } finally {
       await server.stop();
     }
-    const rss = spread(samples);
     return {
       name: this.name,
       title: this.title,
@@ -65,6 +73,7 @@ export const memory: Benchmark = {
       ],
       notes: [
         'RSS sampled once a second for 5 s after /health/ready; the whole process (Node, Nest, code) counts.',
+        'A start without the read models’ snapshot: every event replayed.',
       ],
     };
   },

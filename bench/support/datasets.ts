@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { SqliteEventStore } from '@chronicle/event-store';
 import { runCli, scratchDir } from './processes';
 
@@ -31,12 +33,27 @@ export async function adminDataSet(name: string): Promise<DataSet> {
   return { dir, customers: 0, adminUserId: await createAdmin(dir) };
 }
 
+/**
+ * BENCH_KEEP_DATA=<dir>: the customers data sets are seeded there once and reused by later runs
+ * (seeding 1,000,000 customers takes minutes on 2 shared cores). Benchmarks that start servers
+ * on a kept data set leave the read models' snapshot in it.
+ */
+const KEEP_DATA = process.env.BENCH_KEEP_DATA;
+const SEEDED_FILE = 'bench-seeded.json';
+
 async function seedCustomers(customers: number): Promise<DataSet> {
-  const dir = scratchDir(`customers-${customers}`);
+  const kept = KEEP_DATA ? join(resolve(KEEP_DATA), `customers-${customers}`) : null;
+  if (kept !== null && existsSync(join(kept, SEEDED_FILE))) {
+    return JSON.parse(readFileSync(join(kept, SEEDED_FILE), 'utf8')) as DataSet;
+  }
+  if (kept !== null) rmSync(kept, { recursive: true, force: true });
+  const dir = kept ?? scratchDir(`customers-${customers}`);
   const adminUserId = await createAdmin(dir);
   process.stderr.write(`  seeding ${customers} customers...\n`);
   await runCli(dir, ['customers', 'seed', '--count', String(customers)]);
-  return { dir, customers, adminUserId };
+  const dataSet = { dir, customers, adminUserId };
+  if (kept !== null) writeFileSync(join(kept, SEEDED_FILE), JSON.stringify(dataSet));
+  return dataSet;
 }
 
 async function createAdmin(dir: string): Promise<string> {

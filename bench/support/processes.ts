@@ -71,6 +71,8 @@ export interface RunningProcess {
   readonly url: string;
   /** Milliseconds from spawn to the first 200 from the readiness probe. */
   readonly startupMs: number;
+  /** Milliseconds from spawn to the first answer of any status from it: the server listens. */
+  readonly listeningMs: number;
   /** Resident set size now, in bytes (Linux /proc). */
   rss(): number;
   stop(): Promise<void>;
@@ -137,8 +139,9 @@ async function running(
     await exited;
     clearTimeout(killer);
   };
+  let listeningMs = 0;
   try {
-    await waitForOk(`${url}${readinessPath}`, child, () => stderr);
+    listeningMs = (await waitForOk(`${url}${readinessPath}`, child, () => stderr)) - started;
   } catch (error) {
     await stop();
     throw error;
@@ -148,21 +151,25 @@ async function running(
     pid,
     url,
     startupMs: performance.now() - started,
+    listeningMs,
     rss: () => residentBytes(pid),
     stop,
   };
 }
 
-async function waitForOk(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
+/** Resolves, once `url` answers 200, with when it first answered at all (performance.now()). */
+async function waitForOk(url: string, child: ChildProcess, stderr: () => string): Promise<number> {
   const deadline = Date.now() + 15 * 60_000;
+  let answered: number | null = null;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`${url}: the process exited (${child.exitCode ?? child.signalCode}):\n${stderr()}`);
     }
     try {
       const response = await fetch(url);
+      answered ??= performance.now();
       await response.arrayBuffer();
-      if (response.ok) return;
+      if (response.ok) return answered;
     } catch {
       // Not listening yet.
     }

@@ -31,6 +31,8 @@ export class ChronicleConfig {
   requestTimeoutSeconds!: number;
   /** The operator's listener for /metrics (and the projector's /health/*); 0: none. */
   metricsPort!: number;
+  /** Embedded default: events applied between two snapshots of the in-memory read models, at least. */
+  readModelSnapshotEvents!: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

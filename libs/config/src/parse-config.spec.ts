@@ -24,6 +24,7 @@ describe('parseConfig', () => {
       loginAttemptsPerClient: 100,
       logLevel: 'info',
       metricsPort: 9464,
+      readModelSnapshotEvents: 50_000,
     });
   });
 
@@ -60,13 +61,14 @@ describe('parseConfig', () => {
     ['REQUEST_TIMEOUT', '0'],
     ['METRICS_PORT', '70000'],
     ['METRICS_PORT', '3000'],
+    ['READ_MODEL_SNAPSHOT_EVENTS', '0'],
   ])('rejects %s=%s naming the variable', (variable, value) => {
     const parse = () => parseConfig({ DATA_DIR: dataDir(), [variable]: value });
     expect(parse).toThrow(ConfigError);
     expect(parse).toThrow(variable);
   });
 
-  it('reads TRUST_PROXY, CORS_ORIGINS and REQUEST_TIMEOUT', () => {
+  it('reads TRUST_PROXY, CORS_ORIGINS, REQUEST_TIMEOUT and READ_MODEL_SNAPSHOT_EVENTS', () => {
     const defaults = parseConfig({ DATA_DIR: dataDir() });
     expect(defaults).toMatchObject({ trustProxy: false, corsOrigins: null, requestTimeoutSeconds: 30 });
     const read = (env: Record<string, string>) => parseConfig({ DATA_DIR: dataDir(), ...env });
@@ -83,6 +85,7 @@ describe('parseConfig', () => {
       'http://localhost:5173',
     ]);
     expect(read({ REQUEST_TIMEOUT: '5' }).requestTimeoutSeconds).toBe(5);
+    expect(read({ READ_MODEL_SNAPSHOT_EVENTS: '1' }).readModelSnapshotEvents).toBe(1);
     expect(read({ METRICS_PORT: '0' }).metricsPort).toBe(0);
     expect(read({ METRICS_PORT: '9100', PORT: '0' }).metricsPort).toBe(9100);
   });

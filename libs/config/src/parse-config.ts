@@ -224,5 +224,6 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     corsOrigins: corsOrigins(env),
     requestTimeoutSeconds: integer(env, 'REQUEST_TIMEOUT', 30, 1, 3600),
     metricsPort,
+    readModelSnapshotEvents: integer(env, 'READ_MODEL_SNAPSHOT_EVENTS', 50_000, 1, 1_000_000_000),
   });
 }

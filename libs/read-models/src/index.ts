@@ -4,6 +4,7 @@ export * from './projections/customers.projection';
 export * from './projections/users.projection';
 export * from './projections/all-projections';
 export * from './memory/memory-read-store';
+export * from './memory/snapshot/read-model-snapshots';
 export * from './projection-processor';
 export * from './read-models.module';
 export * from './mongo/mongo-read-store';

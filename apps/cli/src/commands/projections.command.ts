@@ -14,6 +14,7 @@ import {
   MongoRebuildTarget,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
+  ReadModelSnapshots,
   RebuildProgress,
   runOnRunningServers,
   VerifyResult,
@@ -160,8 +161,9 @@ async function statusWhereTheModelsAre(config: ChronicleConfig): Promise<object[
 /**
  * Where the live read models are decides who does the work: MongoDB collections are shared, so
  * the CLI rebuilds them itself; in-memory models live in the API servers, so each running server
- * is asked over its control socket. With no server running, a rebuild replays into a throwaway
- * generation (the next start builds the same models), which checks the history replays cleanly.
+ * is asked over its control socket. With no server running, a rebuild removes the models'
+ * snapshot, so that the next start builds them from the events, and replays into a throwaway
+ * generation, which checks the history replays cleanly.
  */
 async function run<C extends ControlCommand>(
   config: ChronicleConfig,
@@ -179,6 +181,7 @@ async function run<C extends ControlCommand>(
   const served = await runOnRunningServers(config.dataDir, command, options);
   if (served.length > 0) return served;
   if (command === 'verify') throw new NoLiveReadModelsError();
+  ReadModelSnapshots.discard(config.dataDir);
   const scratch = new MemoryReadStore();
   try {
     return [

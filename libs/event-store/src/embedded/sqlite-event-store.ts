@@ -509,7 +509,8 @@ export class SqliteEventStore extends EventStore implements EventLog {
   }
 }
 
-function readStoreId(dataDir: string): string | null {
+/** The identity DATA_DIR's `store-id` records, null when there is none. */
+export function readStoreId(dataDir: string): string | null {
   try {
     return readFileSync(join(dataDir, STORE_ID_FILE), 'utf8').trim() || null;
   } catch (error) {

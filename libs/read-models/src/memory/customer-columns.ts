@@ -13,6 +13,25 @@ const MAX_HEAP_BYTES = 0xfffffffe;
 
 /** Bytes of one rendered customer beside its name and e-mail: keys, id, timestamp, punctuation. */
 const RENDERED_ROW_BYTES = 128;
+
+/**
+ * The columns as they are, for a snapshot: views of the first `rows` entries (no copy; they stay
+ * valid while nothing is applied) and the text heap's used bytes, garbage included.
+ */
+export interface CustomerColumnsImage {
+  rows: number;
+  ids: Float64Array<ArrayBuffer>;
+  created: Float64Array<ArrayBuffer>;
+  commits: BigUint64Array<ArrayBuffer>;
+  textStart: Uint32Array<ArrayBuffer>;
+  nameBytes: Uint32Array<ArrayBuffer>;
+  emailBytes: Uint32Array<ArrayBuffer>;
+  heap: Uint8Array<ArrayBuffer>;
+  /** Prepare positions that differ from their commit position, as [id, decimal]. */
+  prepares: [number, string][];
+  /** createdon values epoch ms cannot reproduce, as [id, text]. */
+  irregularCreated: [number, string][];
+}
 const ascii = (text: string) => Uint8Array.from(text, (char) => char.charCodeAt(0));
 const ID_KEY = ascii('{"id":');
 const NAME_KEY = ascii(',"name":"');
@@ -45,6 +64,60 @@ export class CustomerColumns {
 
   get size(): number {
     return this.rows;
+  }
+
+  /** This store's columns as an image: views, valid until the next change. */
+  image(): CustomerColumnsImage {
+    const rows = this.rows;
+    return {
+      rows,
+      ids: this.ids.subarray(0, rows),
+      created: this.created.subarray(0, rows),
+      commits: this.commits.subarray(0, rows),
+      textStart: this.textStart.subarray(0, rows),
+      nameBytes: this.nameBytes.subarray(0, rows),
+      emailBytes: this.emailBytes.subarray(0, rows),
+      heap: this.heap.subarray(0, this.heapUsed),
+      prepares: [...this.prepares].map(([id, prepare]) => [id, prepare.toString()]),
+      irregularCreated: [...this.irregularCreated],
+    };
+  }
+
+  /**
+   * Columns taking over an image's arrays (a snapshot read back), after checking that they hold
+   * what apply() would have built: ids strictly ascending, every text within the heap. Throws
+   * RangeError when they do not.
+   */
+  static fromImage(image: CustomerColumnsImage): CustomerColumns {
+    const { rows, ids, textStart, nameBytes, emailBytes, heap } = image;
+    const columns = [ids, image.created, image.commits, textStart, nameBytes, emailBytes];
+    if (columns.some((column) => column.length !== rows))
+      throw new RangeError('Customer columns differ in length');
+    let live = 0;
+    for (let index = 0; index < rows; index++) {
+      const id = ids[index];
+      if (!Number.isSafeInteger(id) || (index > 0 && id <= ids[index - 1])) {
+        throw new RangeError(`Customer ids out of order at row ${index}`);
+      }
+      const length = textLength(nameBytes[index]) + textLength(emailBytes[index]);
+      if (textStart[index] + length > heap.length)
+        throw new RangeError(`Customer ${id}: text beyond the heap`);
+      live += length;
+    }
+    const restored = new CustomerColumns();
+    restored.rows = rows;
+    restored.ids = ids;
+    restored.created = image.created;
+    restored.commits = image.commits;
+    restored.textStart = textStart;
+    restored.nameBytes = nameBytes;
+    restored.emailBytes = emailBytes;
+    restored.heap = Buffer.from(heap.buffer, heap.byteOffset, heap.byteLength);
+    restored.heapUsed = heap.byteLength;
+    restored.heapGarbage = heap.byteLength - live;
+    for (const [id, prepare] of image.prepares) restored.prepares.set(id, BigInt(prepare));
+    for (const [id, createdon] of image.irregularCreated) restored.irregularCreated.set(id, createdon);
+    return restored;
   }
 
   /** Index of the first customer whose id is >= `id`. */
@@ -204,7 +277,8 @@ export class CustomerColumns {
   }
 
   private growRows(): void {
-    const capacity = this.ids.length * 2;
+    // A restored store's columns hold exactly its rows, possibly none.
+    const capacity = Math.max(INITIAL_ROWS, this.ids.length * 2);
     const ids = new Float64Array(capacity);
     const created = new Float64Array(capacity);
     const commits = new BigUint64Array(capacity);

@@ -18,12 +18,32 @@ import {
 } from '../read-store.port';
 import { withUserChange } from '../projections/users.projection';
 import { validateChanges, validateListQuery, validatePosition } from '../read-store-validation';
-import { CustomerColumns } from './customer-columns';
+import { CustomerColumns, CustomerColumnsImage } from './customer-columns';
 import { UserOrder } from './user-order';
 
 interface StoredUser {
   doc: Partial<UserDocument>;
   position: Position;
+}
+
+/** A user as a snapshot keeps it: id, document, position of the last change applied. */
+export type UserImage = [id: string, doc: Partial<UserDocument>, position: Position];
+
+/** A memory read store's whole contents, as a snapshot writes and reads them. */
+export interface MemoryReadStoreImage {
+  customers: CustomerColumnsImage;
+  userCount: number;
+  /** In list order (createdon, then id), so that a restore appends to the order. */
+  users: Iterable<UserImage>;
+  checkpoints: [string, Position][];
+}
+
+/** Told of what changes a memory read store: what keeps its snapshot current. */
+export interface MemoryReadStoreObserver {
+  /** A batch has been applied, its checkpoint recorded. */
+  applied(checkpoint: Checkpoint): void;
+  /** A rebuild's documents replaced these (adopt): a snapshot of the old ones is stale. */
+  replaced(): void;
 }
 
 /** Documents documents() yields between two turns of the event loop. */
@@ -39,19 +59,90 @@ export class MemoryReadStore extends ReadStore {
   private userOrder = new UserOrder();
   private readonly checkpoints = new Map<string, Position>();
   private closed = false;
+  /** While a snapshot reads the documents: batches wait for it. */
+  private held: Promise<void> | null = null;
+  private replacements = 0;
+  private observer: MemoryReadStoreObserver | null = null;
 
-  applyBatch(changes: DocumentChange[], checkpoint: Checkpoint): Promise<void> {
-    return settle(() => {
-      this.assertOpen();
-      // Everything is checked before anything is applied, so a bad batch changes nothing.
-      validateChanges(changes);
-      validatePosition(checkpoint.position, 'checkpoint position');
-      for (const change of changes) {
-        if (change.collection === 'customers') this.customers.apply(change.id, change.position, change.set);
-        else this.applyUser(change.id, change.position, change.set);
-      }
-      this.checkpoints.set(checkpoint.projection, copyPosition(checkpoint.position));
-    });
+  /** Counts the times the contents were replaced wholesale (adopt, close): a snapshot taken before is stale. */
+  get generation(): number {
+    return this.replacements;
+  }
+
+  /** The one observer (the snapshots); null to detach. */
+  observe(observer: MemoryReadStoreObserver | null): void {
+    this.observer = observer;
+  }
+
+  async applyBatch(changes: DocumentChange[], checkpoint: Checkpoint): Promise<void> {
+    while (this.held !== null) await this.held;
+    this.assertOpen();
+    // Everything is checked before anything is applied, so a bad batch changes nothing.
+    validateChanges(changes);
+    validatePosition(checkpoint.position, 'checkpoint position');
+    for (const change of changes) {
+      if (change.collection === 'customers') this.customers.apply(change.id, change.position, change.set);
+      else this.applyUser(change.id, change.position, change.set);
+    }
+    this.checkpoints.set(checkpoint.projection, copyPosition(checkpoint.position));
+    this.observer?.applied(checkpoint);
+  }
+
+  /**
+   * Runs `read` over the contents as they are, no batch being applied until it settles: a
+   * snapshot then copies nothing, and reads and the event loop go on meanwhile. A rebuild may
+   * still replace the contents (adopt swaps them, leaving the image intact): `generation` says so.
+   */
+  async holdStill<T>(read: (image: MemoryReadStoreImage) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    while (this.held !== null) await this.held;
+    let release!: () => void;
+    this.held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const users = this.users;
+      const order = this.userOrder;
+      return await read({
+        customers: this.customers.image(),
+        userCount: users.size,
+        users: (function* () {
+          for (const id of order.ids()) {
+            const stored = users.get(id);
+            if (stored !== undefined) yield [id, stored.doc, stored.position] as UserImage;
+          }
+        })(),
+        checkpoints: [...this.checkpoints].map(([name, at]) => [name, copyPosition(at)]),
+      });
+    } finally {
+      this.held = null;
+      release();
+    }
+  }
+
+  /**
+   * Takes a snapshot's contents (the arrays of `image.customers` are taken over, not copied) in
+   * one step, unless anything has been applied or replaced since `generation`: false then, and
+   * nothing changes. Throws RangeError, changing nothing, on contents apply() could not have built.
+   */
+  restore(image: MemoryReadStoreImage, generation: number): boolean {
+    this.assertOpen();
+    if (generation !== this.replacements || this.checkpoints.size > 0) return false;
+    const customers = CustomerColumns.fromImage(image.customers);
+    const users = new Map<string, StoredUser>();
+    const userOrder = new UserOrder();
+    for (const [id, doc, at] of image.users) {
+      if (users.has(id)) throw new RangeError(`User ${id} appears twice`);
+      // The checks a change to it would pass.
+      validateChanges([{ collection: 'users', id, position: at, set: doc }]);
+      users.set(id, { doc: userDocumentFields(doc), position: copyPosition(at) });
+      userOrder.insert(id, doc.createdon);
+    }
+    for (const [, at] of image.checkpoints) validatePosition(at, 'checkpoint position');
+    if (this.checkpoints.size > 0 || generation !== this.replacements) return false;
+    this.customers = customers;
+    this.users = users;
+    this.userOrder = userOrder;
+    for (const [name, at] of image.checkpoints) this.checkpoints.set(name, copyPosition(at));
+    return true;
   }
 
   getCheckpoint(projection: string): Promise<Position | null> {
@@ -148,7 +239,10 @@ export class MemoryReadStore extends ReadStore {
       if (built === undefined) this.checkpoints.delete(checkpoint);
       else this.checkpoints.set(checkpoint, built);
     }
+    this.replacements++;
+    this.observer?.replaced();
     generation.closed = true;
+    generation.replacements++;
     generation.customers = new CustomerColumns();
     generation.users = new Map();
     generation.userOrder = new UserOrder();
@@ -162,6 +256,7 @@ export class MemoryReadStore extends ReadStore {
 
   close(): Promise<void> {
     this.closed = true;
+    this.replacements++;
     // Lets the memory go even while something still holds the store.
     this.customers = new CustomerColumns();
     this.users.clear();

@@ -53,6 +53,11 @@ export class UserOrder {
     this.entries--;
   }
 
+  /** Every id, in order. */
+  *ids(): Generator<string> {
+    for (const chunk of this.chunks) for (const entry of chunk) yield entry.id;
+  }
+
   /** At most `limit` ids from `offset`. */
   slice(offset: number, limit: number): string[] {
     const ids: string[] = [];

@@ -1,0 +1,104 @@
+import { statSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { ReadModelSnapshots, SNAPSHOT_FILE } from '@chronicle/read-models';
+import { customersDataSet } from '../support/datasets';
+import { startServer } from '../support/processes';
+import { figure, single } from '../support/report';
+import { spread, Spread } from '../support/stats';
+import type { Benchmark } from './benchmark';
+import { customersJsonBytes, MIB, sampleRss } from './memory';
+import { readAndParse } from './rebuild';
+
+const CUSTOMERS = 1_000_000;
+/** Restarts measured; each is a few seconds, the first start (a full replay) much longer. */
+const RESTARTS = 3;
+
+export const restart: Benchmark = {
+  name: 'restart',
+  title: `server restart on ${CUSTOMERS.toLocaleString('en')} customers (twice as many events), from the read models' snapshot`,
+  async run() {
+    const load = loadavg()[0];
+    const dataSet = await customersDataSet(CUSTOMERS);
+    const jsonBytes = await customersJsonBytes(dataSet.dir);
+    // The first start replays every event (no snapshot yet); its graceful stop leaves the snapshot.
+    ReadModelSnapshots.discard(dataSet.dir);
+    const first = await startServer(dataSet.dir);
+    await first.stop();
+    const snapshotBytes = statSync(join(dataSet.dir, SNAPSHOT_FILE)).size;
+
+    const ceiling: number[] = [];
+    const listening: number[] = [];
+    const ready: number[] = [];
+    let resident: Spread | null = null;
+    let events = 0;
+    for (let round = 0; round < RESTARTS; round++) {
+      const read = await readAndParse(dataSet.dir);
+      events = read.events;
+      ceiling.push(read.events / read.perSecond);
+      const server = await startServer(dataSet.dir);
+      try {
+        listening.push(server.listeningMs / 1000);
+        ready.push(server.startupMs / 1000);
+        if (round === RESTARTS - 1) resident = await sampleRss(server);
+      } finally {
+        await server.stop();
+      }
+    }
+    const readSeconds = spread(ceiling);
+    const toListening = spread(listening);
+    const toReady = spread(ready);
+    return {
+      name: this.name,
+      title: this.title,
+      figures: [
+        figure({
+          name: 'restart to listening',
+          unit: 's',
+          value: toListening,
+          ratio: toListening.median,
+          target: { kind: '<', bound: 1 },
+        }),
+        figure({
+          name: 'restart to ready',
+          unit: 's',
+          value: toReady,
+          ceiling: { name: 'read and parse every event', value: readSeconds },
+          ratio: toReady.median / readSeconds.median,
+          target: { kind: '<=', bound: 0.25 },
+        }),
+        figure({
+          name: 'first start (no snapshot) to ready',
+          unit: 's',
+          value: single(first.startupMs / 1000),
+          ceiling: { name: 'read and parse every event', value: readSeconds },
+          ratio: first.startupMs / 1000 / readSeconds.median,
+        }),
+        figure({
+          name: 'resident set size after a restart',
+          unit: 'MiB',
+          value: resident!,
+          ceiling: { name: 'the customers as JSON', value: single(jsonBytes / MIB) },
+          ratio: resident!.median / (jsonBytes / MIB),
+          target: { kind: '<=', bound: 2 },
+        }),
+        figure({
+          name: "read models' snapshot",
+          unit: 'MiB',
+          value: single(snapshotBytes / MIB),
+          ceiling: { name: 'the customers as JSON', value: single(jsonBytes / MIB) },
+          ratio: snapshotBytes / jsonBytes,
+        }),
+      ],
+      notes: [
+        `${events.toLocaleString('en')} events. A first start replays them all and its graceful stop writes the ` +
+          `snapshot; then ${RESTARTS} restarts, each after a read of every event with its JSON parsed (the ceiling).`,
+        'Listening: spawn to the first answer of /health/ready (503 while catching up); ready: to its first 200. ' +
+          'The ratio of the listening row is the time itself, in s.',
+        'RSS sampled once a second for 5 s after the last restart was ready.',
+        `Load average when the run began: ${load.toFixed(1)} on ${availableParallelism()} shared cores ` +
+          '(the ceiling is measured in the same run, under the same load).',
+      ],
+    };
+  },
+};
