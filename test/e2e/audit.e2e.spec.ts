@@ -43,8 +43,11 @@ describe('audit of the event history', () => {
       type: 'UserPatched.v1',
       occurredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       actor: admin.accountId,
-      correlationId: 'req-audit-1',
+      // The server's own id; the client's is kept beside it, never as the correlation.
+      correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       causationId: null,
+      clientRequestId: 'req-audit-1',
+      auth: { method: 'basic', tokenId: null },
       data: { userId: member.userId, changes: { age: 21 }, modifiedon: expect.any(String) },
     });
   });
@@ -166,8 +169,9 @@ describe('audit of the event history', () => {
       'table',
     );
     expect(table.code).toBe(0);
+    const [patched] = await records(`?actor=${admin.accountId}`);
     expect(table.stdout).toContain('UserPatched.v1');
-    expect(table.stdout).toContain('req-audit-1');
+    expect(table.stdout).toContain(patched.correlationId);
     expect(table.stdout).toMatch(/^\d+ records?$/m);
 
     const invalid = await runCliProcess(subject.dataDir, 'audit', '--after', 'yesterday');

@@ -6,6 +6,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import {
+  cliContext,
   CommandContext,
   ConcurrencyConflictError,
   EmailTakenError,
@@ -13,7 +14,6 @@ import {
   ParkedMessageError,
   RegisterCustomerCommand,
   SeedCustomersCommand,
-  SYSTEM_ACTOR,
 } from '@chronicle/application';
 import { ChronicleConfig, ConfigError, parseConfig } from '@chronicle/config';
 import { DomainError, ValidationError } from '@chronicle/domain';
@@ -49,8 +49,8 @@ function positiveCount(value: string): number {
   return count;
 }
 
-/** CLI work is attributed to `system`, with a fresh correlation id per invocation. */
-const cliContext = (): CommandContext => ({ actor: SYSTEM_ACTOR, correlationId: `cli-${randomUUID()}` });
+/** CLI work is attributed to `cli:<OS user>`, with a fresh correlation id per invocation. */
+const cliRun = (): CommandContext => cliContext(`cli-${randomUUID()}`);
 
 async function withApp<T>(
   config: ChronicleConfig,
@@ -109,7 +109,7 @@ export function buildProgram(config: () => ChronicleConfig): Command {
                 options.name,
                 options.age,
                 options.admin,
-                cliContext(),
+                cliRun(),
               ),
             ),
         );
@@ -125,7 +125,7 @@ export function buildProgram(config: () => ChronicleConfig): Command {
     .requiredOption('--email <email>', "the customer's e-mail address")
     .action(async (options: { name: string; email: string }) => {
       const result = await withApp(config(), (app) =>
-        app.get(CommandBus).execute(new RegisterCustomerCommand(options.name, options.email, cliContext())),
+        app.get(CommandBus).execute(new RegisterCustomerCommand(options.name, options.email, cliRun())),
       );
       printJson(result);
     });
@@ -141,7 +141,7 @@ export function buildProgram(config: () => ChronicleConfig): Command {
       let result;
       try {
         result = await withApp(config(), (app) =>
-          app.get(CommandBus).execute(new SeedCustomersCommand(options.count, cliContext(), onProgress)),
+          app.get(CommandBus).execute(new SeedCustomersCommand(options.count, cliRun(), onProgress)),
         );
         reporter.complete(result.created);
       } finally {

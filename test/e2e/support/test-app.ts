@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandBus } from '@nestjs/cqrs';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { OpenAccountCommand, SeedCustomersCommand, SYSTEM_ACTOR } from '@chronicle/application';
+import { OpenAccountCommand, SeedCustomersCommand, SYSTEM_ACTOR, SYSTEM_AUTH } from '@chronicle/application';
 import { ChronicleConfig, parseConfig } from '@chronicle/config';
 import { comparePositions, EventStore, formatPosition, Position } from '@chronicle/event-store';
 import { ProjectionProcessor, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
@@ -95,7 +95,7 @@ export async function startTestApp(
   }
   const { port } = app.getHttpServer().address() as AddressInfo;
   const commands = app.get(CommandBus);
-  const context = { actor: SYSTEM_ACTOR, correlationId: 'e2e-setup' };
+  const context = { actor: SYSTEM_ACTOR, correlationId: 'e2e-setup', auth: SYSTEM_AUTH };
 
   const settle = async () => {
     const head = await app.get(EventStore).headPosition();

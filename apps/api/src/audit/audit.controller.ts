@@ -1,17 +1,18 @@
 import { Controller, Get, Query, Res, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
 import type { FastifyReply } from 'fastify';
 import { AuditRecord, DEFAULT_AUDIT_LIMIT, ListAuditEventsQuery } from '@chronicle/application';
 import { formatPosition, Position } from '@chronicle/event-store';
 import { AdminGuard } from '../admin/admin.guard';
-import { AuditRecordDto, ListAuditEventsQueryDto } from './list-audit-events.dto';
+import { AuditRecordDto, AuthProvenanceDto, ListAuditEventsQueryDto } from './list-audit-events.dto';
 import { auditAfter, rethrowInvalidAfter } from './audit-position';
 
 const PATH = '/api/v1/audit/events';
 
 @ApiTags('audit')
+@ApiExtraModels(AuthProvenanceDto)
 @ApiCredentials()
 @Controller(PATH.slice(1))
 @UseGuards(AdminGuard)

@@ -7,7 +7,6 @@ import {
   Param,
   Patch,
   Query,
-  Req,
   Res,
   UseGuards,
 } from '@nestjs/common';
@@ -23,13 +22,20 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GetUserQuery, ListUsersQuery, PatchUserCommand, Principal } from '@chronicle/application';
+import type { FastifyReply } from 'fastify';
+import {
+  CommandContext,
+  GetUserQuery,
+  ListUsersQuery,
+  PatchUserCommand,
+  Principal,
+} from '@chronicle/application';
 import { CurrentPrincipal } from '@chronicle/auth';
 import { userRepresentation } from '@chronicle/domain';
 import { AdminGuard } from '../admin/admin.guard';
 import { Consumes, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
+import { WriteContext } from '../http/write-context.decorator';
 import { pageHeaders, pageOf, PageQueryDto, pageQueryDescriptions, setPageHeaders } from '../http/paging';
 import { UserDto, UserFragmentDto, UserPatchDto } from './user.dto';
 import {
@@ -145,7 +151,7 @@ export class UsersController {
     @Headers('accept') accept: string | undefined,
     @Headers('if-match') ifMatch: string | undefined,
     @CurrentPrincipal() principal: Principal,
-    @Req() request: FastifyRequest,
+    @WriteContext() context: CommandContext,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Buffer> {
     // Decided before anything changes: a request we cannot answer must change nothing.
@@ -162,7 +168,7 @@ export class UsersController {
         userId,
         body as Record<string, unknown>,
         principal,
-        { actor: principal.accountId, correlationId: request.id },
+        context,
         ifMatchRevisions(ifMatch),
       ),
     );

@@ -143,6 +143,20 @@ describe('secret fields of every event type', () => {
 });
 
 describe('toAuditRecord', () => {
+  it("shows the provenance of a write: the client's request id and how its caller authenticated", () => {
+    const event = recorded('EmailReserved.v1', { accountId: 'a-1' });
+    event.metadata = {
+      ...event.metadata,
+      clientRequestId: 'client-7',
+      auth: { method: 'bearer', tokenId: 't-3' },
+    };
+    expect(toAuditRecord(event)).toMatchObject({
+      correlationId: 'req-1',
+      clientRequestId: 'client-7',
+      auth: { method: 'bearer', tokenId: 't-3' },
+    });
+  });
+
   it('shows position, stream, revision, type and metadata', () => {
     expect(toAuditRecord(recorded('EmailReserved.v1', { accountId: 'a-1' }))).toEqual({
       position: '17',
@@ -153,6 +167,8 @@ describe('toAuditRecord', () => {
       actor: 'a-9',
       correlationId: 'req-1',
       causationId: null,
+      clientRequestId: null,
+      auth: null,
       data: { accountId: 'a-1' },
     });
   });

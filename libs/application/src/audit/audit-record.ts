@@ -1,5 +1,5 @@
 import { EVENT_SCHEMAS, isChronicleEventType } from '@chronicle/domain';
-import { EventData, formatPosition, RecordedEvent } from '@chronicle/event-store';
+import { AuthProvenance, EventData, formatPosition, RecordedEvent } from '@chronicle/event-store';
 
 export const REDACTED = '[redacted]';
 
@@ -13,6 +13,9 @@ export interface AuditRecord {
   actor: string;
   correlationId: string;
   causationId: string | null;
+  /** Provenance: the client's own X-Request-Id, and how the writer authenticated (null before recorded). */
+  clientRequestId: string | null;
+  auth: AuthProvenance | null;
   data: EventData;
 }
 
@@ -43,6 +46,8 @@ export function toAuditRecord(event: RecordedEvent): AuditRecord {
     actor: event.metadata.actor,
     correlationId: event.metadata.correlationId,
     causationId: event.metadata.causationId ?? null,
+    clientRequestId: event.metadata.clientRequestId ?? null,
+    auth: event.metadata.auth ?? null,
     data: redactEventData(event.type, event.data),
   };
 }
