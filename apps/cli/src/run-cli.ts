@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
   cliContext,
   CommandContext,
@@ -20,6 +20,7 @@ import { DomainError, ValidationError } from '@chronicle/domain';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
 import { registerAuditCommand } from './commands/audit.command';
+import { registerUsersCommands } from './commands/users.command';
 import { CommandFailedError } from './commands/command-failed.error';
 import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
 import { ProgressReporter } from './commands/progress-reporter';
@@ -91,13 +92,16 @@ export function buildProgram(config: () => ChronicleConfig): Command {
     )
     .requiredOption('--name <name>', "the user's name")
     .requiredOption('--age <age>', "the user's age", integerOption)
-    .option('--admin', 'give the account the admin role', false)
+    .addOption(new Option('--admin', 'give the account the admin role').conflicts('auditor'))
+    .option('--auditor', 'a read-only auditor: reads the audit and past users, nothing else')
     .addHelpText(
       'after',
       '\nWith neither --password-stdin nor --password, a terminal is asked for the password without echo.',
     )
     .action(
-      async (options: PasswordOptions & { email: string; name: string; age: number; admin: boolean }) => {
+      async (
+        options: PasswordOptions & { email: string; name: string; age: number; admin?: true; auditor?: true },
+      ) => {
         const password = await readPassword(options);
         const result = await withApp(config(), (app) =>
           app
@@ -108,7 +112,7 @@ export function buildProgram(config: () => ChronicleConfig): Command {
                 password,
                 options.name,
                 options.age,
-                options.admin,
+                options.admin ? 'admin' : options.auditor ? 'auditor' : 'user',
                 cliRun(),
               ),
             ),
@@ -152,6 +156,7 @@ export function buildProgram(config: () => ChronicleConfig): Command {
     });
 
   registerAuditCommand(program, config);
+  registerUsersCommands(program, config);
   registerProjectionsCommands(program, config, withApp);
 
   return program;

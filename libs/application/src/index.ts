@@ -15,6 +15,7 @@ export * from './customers/seed-customers/seed-customers.command';
 export * from './customers/list-customers/list-customers.query';
 export * from './users/patch-user/patch-user.command';
 export * from './users/get-user/get-user.query';
+export * from './users/get-user-as-of/get-user-as-of.query';
 export * from './users/list-users/list-users.query';
 export * from './audit/audit.module';
 export * from './audit/audit-record';

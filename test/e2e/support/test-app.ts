@@ -32,6 +32,7 @@ export interface TestApp {
   projector: ProjectorProcess | null;
   createAccount(options?: {
     admin?: boolean;
+    auditor?: boolean;
     name?: string;
     age?: number;
     password?: string;
@@ -128,10 +129,25 @@ export async function startTestApp(
     config,
     dataDir,
     projector,
-    async createAccount({ admin = false, name = 'Test User', age = 30, password = '' } = {}) {
+    async createAccount({
+      admin = false,
+      auditor = false,
+      name = 'Test User',
+      age = 30,
+      password = '',
+    } = {}) {
       const email = `user${++accounts}-${Date.now()}@example.com`;
       password ||= `pass-${accounts}-long-enough`;
-      const ids = await commands.execute(new OpenAccountCommand(email, password, name, age, admin, context));
+      const ids = await commands.execute(
+        new OpenAccountCommand(
+          email,
+          password,
+          name,
+          age,
+          admin ? 'admin' : auditor ? 'auditor' : 'user',
+          context,
+        ),
+      );
       return { ...ids, email, password };
     },
     async seedCustomers(count) {

@@ -31,6 +31,7 @@ import {
 } from '@chronicle/application';
 import {
   AccountSessions,
+  Allow,
   AuthenticatedRequest,
   clientAddress,
   OptionalAuth,
@@ -49,6 +50,8 @@ import { WriteContext } from '../http/write-context.decorator';
 
 @ApiTags('account')
 @ApiExtraModels(PasswordResetRequestDto, PasswordResetCompletionDto, PasswordChangeDto)
+// Every account manages its own password, an auditor's included.
+@Allow('user', 'auditor')
 @Controller('api/v1/account/password')
 export class AccountPasswordController {
   constructor(

@@ -14,13 +14,15 @@ import {
   IssueAccessTokenCommand,
   Principal,
 } from '@chronicle/application';
-import { AccountSessions, CurrentPrincipal, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
+import { AccountSessions, Allow, CurrentPrincipal, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 import { ApiCredentials, ApiProblems } from '../http/openapi';
 import { WriteContext } from '../http/write-context.decorator';
 import { AccessTokenDto } from './access-token.dto';
 
 @ApiTags('account')
+// Every account manages its own tokens, an auditor's included.
+@Allow('user', 'auditor')
 @Controller('api/v1/account/tokens')
 export class AccountTokensController {
   constructor(

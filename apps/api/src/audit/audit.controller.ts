@@ -1,11 +1,11 @@
-import { Controller, Get, Query, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Query, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
 import type { FastifyReply } from 'fastify';
 import { AuditRecord, DEFAULT_AUDIT_LIMIT, ListAuditEventsQuery } from '@chronicle/application';
+import { Allow } from '@chronicle/auth';
 import { formatPosition, Position } from '@chronicle/event-store';
-import { AdminGuard } from '../admin/admin.guard';
 import { AuditRecordDto, AuthProvenanceDto, ListAuditEventsQueryDto } from './list-audit-events.dto';
 import { auditAfter, rethrowInvalidAfter } from './audit-position';
 
@@ -15,12 +15,12 @@ const PATH = '/api/v1/audit/events';
 @ApiExtraModels(AuthProvenanceDto)
 @ApiCredentials()
 @Controller(PATH.slice(1))
-@UseGuards(AdminGuard)
+@Allow('auditor')
 export class AuditController {
   constructor(private readonly queries: QueryBus) {}
 
   @Get()
-  @ApiOperation({ summary: 'The event history, oldest first, secrets redacted (admin)' })
+  @ApiOperation({ summary: 'The event history, oldest first, secrets redacted (admin or auditor)' })
   @ApiQueryFrom(ListAuditEventsQueryDto, {
     stream: 'Only this stream, e.g. `user-<id>`.',
     type: 'Only this event type, e.g. `UserPatched.v1`.',

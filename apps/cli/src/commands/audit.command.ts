@@ -1,24 +1,13 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import { CqrsModule, QueryBus } from '@nestjs/cqrs';
+import { QueryBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { AuditModule, AuditRecord, ListAuditEventsQuery, MAX_AUDIT_LIMIT } from '@chronicle/application';
-import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
-import { EventStoreModule, InvalidPositionError, parsePosition, Position } from '@chronicle/event-store';
+import { AuditRecord, ListAuditEventsQuery, MAX_AUDIT_LIMIT } from '@chronicle/application';
+import { ChronicleConfig } from '@chronicle/config';
+import { InvalidPositionError, parsePosition, Position } from '@chronicle/event-store';
 import { printError, printJson } from '../output';
 import { CommandFailedError } from './command-failed.error';
-
-/** What `audit` needs: the event store only, never the read models. */
-@Module({})
-class AuditCliModule {
-  static forRoot(config: ChronicleConfig): DynamicModule {
-    return {
-      module: AuditCliModule,
-      imports: [ChronicleConfigModule.forRoot(config), CqrsModule, EventStoreModule.forRoot(), AuditModule],
-    };
-  }
-}
+import { HistoryCliModule } from './history-cli.module';
 
 interface AuditOptions {
   stream?: string;
@@ -60,7 +49,7 @@ export function registerAuditCommand(program: Command, config: () => ChronicleCo
         .default('json'),
     )
     .action(async (options: AuditOptions) => {
-      const app = await NestFactory.createApplicationContext(AuditCliModule.forRoot(config()), {
+      const app = await NestFactory.createApplicationContext(HistoryCliModule.forRoot(config()), {
         logger: ['error'],
       });
       try {
