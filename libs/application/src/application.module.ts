@@ -15,6 +15,7 @@ import { CustomerNumberAllocator } from './customers/customer-number-allocator';
 import { RegisterCustomerHandler } from './customers/register-customer/register-customer.handler';
 import { SeedCustomersHandler } from './customers/seed-customers/seed-customers.handler';
 import { Clock, SystemClock } from './shared/clock';
+import { SecurityEvents } from './security/security-events';
 import { EventSourcedRepository } from './shared/event-sourced-repository';
 import { GetUserHandler } from './users/get-user/get-user.handler';
 import { ListUsersHandler } from './users/list-users/list-users.handler';
@@ -43,8 +44,9 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     RegisterCustomerHandler,
     SeedCustomersHandler,
     PatchUserHandler,
+    SecurityEvents,
   ],
-  exports: [CqrsModule, Clock, EventSourcedRepository, AccountDirectory, AttemptLimits],
+  exports: [CqrsModule, Clock, EventSourcedRepository, AccountDirectory, AttemptLimits, SecurityEvents],
 })
 export class ApplicationModule {}
 

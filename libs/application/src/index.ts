@@ -7,6 +7,7 @@ export * from './shared/principal';
 export * from './shared/security.ports';
 export * from './accounts/account-directory';
 export * from './shared/attempt-limits';
+export * from './security/security-events';
 export * from './accounts/open-account/open-account.command';
 export * from './accounts/issue-access-token/issue-access-token.command';
 export * from './accounts/end-session/end-session.command';

@@ -8,12 +8,13 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Authenticator } from 'passport';
-import { Principal } from '@chronicle/application';
+import { Principal, SecurityEvents } from '@chronicle/application';
 import { credentialStrategies } from './credential.strategies';
 import { CredentialVerifier } from './credential-verifier';
 import { Credentials, credentialsOf, RequestLike } from './credentials';
 import type { Role } from '@chronicle/domain';
 import { ALLOWED_ROLES, AUTH_OPTIONAL, DEFAULT_ALLOWED_ROLES, IS_PUBLIC } from './public.decorator';
+import { ObservedRequest, securityObservationOf } from './security-observation';
 
 /** Problem details of a 401; the exception filter turns `challenge` into WWW-Authenticate. */
 export interface UnauthorizedProblem {
@@ -47,6 +48,7 @@ export class ChronicleAuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     verifier: CredentialVerifier,
+    private readonly security: SecurityEvents,
   ) {
     for (const strategy of credentialStrategies(verifier)) this.passport.use(strategy);
   }
@@ -54,19 +56,25 @@ export class ChronicleAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const { access, roles } = this.accessOf(context);
     if (access === 'public') return true;
-    const request = context.switchToHttp().getRequest<RequestLike & AuthenticatedRequest>();
+    const request = context.switchToHttp().getRequest<ObservedRequest & AuthenticatedRequest>();
     const credentials = credentialsOf(request);
     if (access === 'optional' && credentials.kind === 'none') return true;
     let principal: Principal;
     try {
       principal = await this.authenticate(request, credentials);
     } catch (error) {
+      if (credentials.kind === 'basic' && error instanceof UnauthorizedException) {
+        this.security.observe('LoginFailed.v1', securityObservationOf(request));
+      }
       if (access !== 'optional' || !(error instanceof UnauthorizedException)) throw error;
       request.authFailure = error;
       return true;
     }
     request.user = principal;
-    if (!mayCall(principal, roles)) throw forbidden(roles);
+    if (!mayCall(principal, roles)) {
+      this.security.observe('AccessForbidden.v1', securityObservationOf(request));
+      throw forbidden(roles);
+    }
     return true;
   }
 

@@ -8,3 +8,4 @@ export * from './current-principal.decorator';
 export * from './hmac-access-token-codec';
 export * from './public.decorator';
 export * from './client-address';
+export * from './security-observation';

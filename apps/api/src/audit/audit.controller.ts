@@ -1,10 +1,15 @@
-import { Controller, Get, Query, Res } from '@nestjs/common';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
-import type { FastifyReply } from 'fastify';
-import { AuditRecord, DEFAULT_AUDIT_LIMIT, ListAuditEventsQuery } from '@chronicle/application';
-import { Allow } from '@chronicle/auth';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  AuditRecord,
+  DEFAULT_AUDIT_LIMIT,
+  ListAuditEventsQuery,
+  SecurityEvents,
+} from '@chronicle/application';
+import { Allow, securityObservationOf } from '@chronicle/auth';
 import { formatPosition, Position } from '@chronicle/event-store';
 import { AuditRecordDto, AuthProvenanceDto, ListAuditEventsQueryDto } from './list-audit-events.dto';
 import { auditAfter, rethrowInvalidAfter } from './audit-position';
@@ -17,7 +22,10 @@ const PATH = '/api/v1/audit/events';
 @Controller(PATH.slice(1))
 @Allow('auditor')
 export class AuditController {
-  constructor(private readonly queries: QueryBus) {}
+  constructor(
+    private readonly queries: QueryBus,
+    private readonly security: SecurityEvents,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: 'The event history, oldest first, secrets redacted (admin or auditor)' })
@@ -41,8 +49,11 @@ export class AuditController {
   @ApiProblems(400, 401, 403)
   async list(
     @Query() query: ListAuditEventsQueryDto,
+    @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<AuditRecord[]> {
+    // Who reads the history is part of it: counted like every security event.
+    this.security.observe('AuditRead.v1', securityObservationOf(request));
     const limit = query.limit ?? DEFAULT_AUDIT_LIMIT;
     // The DTO has checked the shape; auditAfter applies the event store's position rule.
     const after = query.after === undefined ? undefined : auditAfter(query.after);

@@ -1,4 +1,4 @@
-import { ChronicleEvent, ChronicleEventType, EVENT_SCHEMAS } from '@chronicle/domain';
+import { ChronicleEvent, ChronicleEventType, EVENT_SCHEMAS, SecurityEventData } from '@chronicle/domain';
 import { position, RecordedEvent } from '@chronicle/event-store';
 import { REDACTED, redactEventData, toAuditRecord } from './audit-record';
 
@@ -7,6 +7,18 @@ type DataOf<T extends ChronicleEventType> = Extract<ChronicleEvent, { type: T }>
 const T = '2026-11-22T09:15:00.000Z';
 const ARGON2 = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo';
 const SHA256 = 'a'.repeat(64);
+
+const SECURITY: SecurityEventData = {
+  emailHash: SHA256.replace(/a/g, 'c'),
+  accountId: 'a-1',
+  client: '192.0.2.7',
+  userAgent: 'curl/8.5.0',
+  route: 'GET /customers',
+  count: 3,
+  firstAt: T,
+  lastAt: T,
+  overflow: false,
+};
 
 /**
  * One complete sample per event type. Typed by the domain's own event types, so adding an event
@@ -69,6 +81,12 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
     expiresAt: T,
   },
   'SessionEnded.v1': { accountId: 'a-1', sessionId: 's-1', endedWith: 't-2', endedAt: T, expiresAt: T },
+  'LoginFailed.v1': SECURITY,
+  'OldPasswordRejected.v1': SECURITY,
+  'AccessForbidden.v1': SECURITY,
+  'RateLimited.v1': SECURITY,
+  'ResetTokenRejected.v1': SECURITY,
+  'AuditRead.v1': SECURITY,
 };
 
 /** Names that hold credentials or their hashes; `…Id` names (tokenId) are identifiers, not secrets. */
@@ -79,10 +97,17 @@ const SECRET_VALUE = /^\$argon2|^[0-9a-f]{64}$/;
 /**
  * Fields reviewed as not secret although their name says hash. The e-mail hash of a reset
  * request is also its stream's name (`resetrequest-<hash>`), shown in every record: redacting it
- * in the data would hide nothing.
+ * in the data would hide nothing. A security event's e-mail hash is keyed with the server secret,
+ * so it tells an auditor which events share an address without a way to test guesses.
  */
 const REVIEWED_NOT_SECRET: Partial<Record<ChronicleEventType, readonly string[]>> = {
   'PasswordResetRequested.v1': ['emailHash'],
+  'LoginFailed.v1': ['emailHash'],
+  'OldPasswordRejected.v1': ['emailHash'],
+  'AccessForbidden.v1': ['emailHash'],
+  'RateLimited.v1': ['emailHash'],
+  'ResetTokenRejected.v1': ['emailHash'],
+  'AuditRead.v1': ['emailHash'],
 };
 
 const types = Object.keys(EVENT_SCHEMAS) as ChronicleEventType[];
