@@ -32,3 +32,4 @@ export * from './projections/projections-admin.module';
 export * from './projections/get-projection-status/get-projection-status.query';
 export * from './projections/get-projection-status/get-projection-status.handler';
 export * from './sagas/parked-messages';
+export * from './audit/audit-csv';

@@ -53,3 +53,19 @@ export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
 export function isChronicleEventType(type: string): type is ChronicleEventType {
   return Object.prototype.hasOwnProperty.call(EVENT_SCHEMAS, type);
 }
+
+/**
+ * Older versions of event types this build still reads (an upcaster maps each to a newer one):
+ * the audit's raw view shows them as stored, so they declare their secret fields too.
+ */
+export const LEGACY_EVENT_SCHEMAS: Readonly<Record<string, EventSchema>> = {
+  'UserRegistered.v1': { secretFields: [] },
+};
+
+/** The schema of a stored type, current or legacy; undefined for a type this build does not know. */
+export function eventSchemaOf(type: string): EventSchema | undefined {
+  if (isChronicleEventType(type)) return EVENT_SCHEMAS[type];
+  return Object.prototype.hasOwnProperty.call(LEGACY_EVENT_SCHEMAS, type)
+    ? LEGACY_EVENT_SCHEMAS[type]
+    : undefined;
+}

@@ -175,6 +175,14 @@ export abstract class EventStore {
     return this.headPosition();
   }
 
+  /**
+   * The same store read as events were stored, before any upcasting (the audit's raw view): the
+   * adapter itself, reached through the one decorator that upcasts, never a second read path.
+   */
+  asStored(): EventStore {
+    return this;
+  }
+
   /** Resolves when the store answers; for readiness checks. */
   abstract ping(): Promise<void>;
 

@@ -1,4 +1,4 @@
-import { EVENT_SCHEMAS, isChronicleEventType } from '@chronicle/domain';
+import { eventSchemaOf } from '@chronicle/domain';
 import { AuthProvenance, EventData, formatPosition, RecordedEvent } from '@chronicle/event-store';
 
 export const REDACTED = '[redacted]';
@@ -25,9 +25,7 @@ export interface AuditRecord {
  * what it holds is unknown, so nothing of it is shown.
  */
 export function redactEventData(type: string, data: EventData): EventData {
-  const secretFields: readonly string[] = isChronicleEventType(type)
-    ? EVENT_SCHEMAS[type].secretFields
-    : Object.keys(data);
+  const secretFields: readonly string[] = eventSchemaOf(type)?.secretFields ?? Object.keys(data);
   if (secretFields.length === 0) return data;
   const redacted: EventData = { ...data };
   for (const field of secretFields) {
