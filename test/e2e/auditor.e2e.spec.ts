@@ -1,3 +1,4 @@
+import { SecurityEvents } from '@chronicle/application';
 import { basic, issueToken, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 /** The read-only auditor role, and users as they were (issue 22). */
@@ -72,6 +73,13 @@ describe('auditor role and as-of reads', () => {
       expect(second).toMatchObject({ name: 'Grace H.', age: 22 });
       expect(registered.createdon).toBe(second.createdon);
     }
+    // Past states are read from the history: counted with the audit's reads.
+    await subject.app.get(SecurityEvents).flush();
+    const reads = await get(`/api/v1/audit/events?type=AuditRead.v1&limit=1000`, admin);
+    const routes = ((await reads.json()) as Array<Record<string, any>>)
+      .filter((record) => record.data.accountId === auditor.accountId)
+      .map((record) => record.data.route);
+    expect(routes).toContain('GET /users/:userId');
   });
 
   it('shows a user as it was at a time, and 404 before it existed', async () => {

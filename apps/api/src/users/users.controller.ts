@@ -7,6 +7,7 @@ import {
   Param,
   Patch,
   Query,
+  Req,
   Res,
 } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
@@ -21,7 +22,7 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   AsOf,
   CommandContext,
@@ -30,8 +31,9 @@ import {
   parseAsOf,
   PatchUserCommand,
   Principal,
+  SecurityEvents,
 } from '@chronicle/application';
-import { Allow, CurrentPrincipal } from '@chronicle/auth';
+import { Allow, CurrentPrincipal, securityObservationOf } from '@chronicle/auth';
 import { userRepresentation } from '@chronicle/domain';
 import { Consumes, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
@@ -64,6 +66,7 @@ export class UsersController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
+    private readonly security: SecurityEvents,
   ) {}
 
   @Get()
@@ -114,10 +117,14 @@ export class UsersController {
     @Headers('accept') accept: string | undefined,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @CurrentPrincipal() principal: Principal,
+    @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const representation = GET_REPRESENTATIONS.choose(accept);
-    const user = await this.queries.execute(new GetUserQuery(userId, principal, asOfOf(query)));
+    const asOf = asOfOf(query);
+    const user = await this.queries.execute(new GetUserQuery(userId, principal, asOf));
+    // A past state is read from the history: counted with the audit's reads.
+    if (asOf !== undefined) this.security.observe('AuditRead.v1', securityObservationOf(request));
     const held = parseEntityTags(ifNoneMatch, 'weak');
     void reply.header('etag', etagOf(user.revision)).header('vary', 'Accept');
     // Sent here, not returned: Nest would set 200 over a 304.
