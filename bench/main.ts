@@ -7,6 +7,7 @@ import { type Benchmark } from './benchmarks/benchmark';
 import { lag, write } from './benchmarks/write';
 import { memory } from './benchmarks/memory';
 import { password } from './benchmarks/password';
+import { resetTiming } from './benchmarks/reset-timing';
 import { read, readBasic } from './benchmarks/read';
 import { rebuild } from './benchmarks/rebuild';
 import { scale } from './benchmarks/scale';
@@ -15,7 +16,18 @@ import { assertBuilt, cleanUp } from './support/processes';
 import { type BenchmarkResult, formatSpread, writeReport } from './support/report';
 import { round } from './support/stats';
 
-const BENCHMARKS: Benchmark[] = [read, readBasic, scale, write, lag, rebuild, memory, password, accountLoad];
+const BENCHMARKS: Benchmark[] = [
+  read,
+  readBasic,
+  scale,
+  write,
+  lag,
+  rebuild,
+  memory,
+  password,
+  resetTiming,
+  accountLoad,
+];
 
 function print(result: BenchmarkResult): void {
   const lines = [`\n${result.name}: ${result.title}`];

@@ -8,7 +8,6 @@ import {
   AuditModule,
   ProjectionsAdminModule,
   QueriesModule,
-  InProcessSagasModule,
 } from '@chronicle/application';
 import { AuthModule, SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
@@ -26,6 +25,7 @@ import { HealthController } from './health/health.controller';
 import { loggerModuleParams } from './http/logging';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { QueryValidationPipe } from './http/validation';
+import { SagaWorkerHost } from './sagas/saga-worker.host';
 import { UsersController } from './users/users.controller';
 
 @Module({})
@@ -47,8 +47,6 @@ export class AppModule {
         ProjectionsAdminModule,
         AuthModule,
         TerminusModule,
-        // Sagas run in one process per deployment: here on the embedded default, else in the projector.
-        ...(config.mongodbUri === null ? [InProcessSagasModule] : []),
       ],
       controllers: [
         CustomersController,
@@ -63,6 +61,9 @@ export class AppModule {
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_PIPE, useClass: QueryValidationPipe },
         ProjectionsControlService,
+        // Sagas run in one process per deployment: here (in a worker thread) on the embedded default,
+        // else in the projector.
+        ...(config.mongodbUri === null ? [SagaWorkerHost] : []),
       ],
     };
   }

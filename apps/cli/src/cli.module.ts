@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { ApplicationModule } from '@chronicle/application';
+import { ApplicationModule, SagaCommandsModule } from '@chronicle/application';
 import { SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
 import { EventStoreModule } from '@chronicle/event-store';
@@ -17,6 +17,8 @@ export class CliModule {
         { module: MailModule, global: true },
         EventStoreModule.forRoot(),
         ApplicationModule,
+        // `projections parked retry` runs a saga's command here.
+        SagaCommandsModule,
       ],
     };
   }

@@ -2,7 +2,6 @@ import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from
 import { MongoClient } from 'mongodb';
 import { LoggerModule } from 'nestjs-pino';
 import { ProjectionsAdminModule, SagaProcessor, SagasModule } from '@chronicle/application';
-import { SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule, logDestination } from '@chronicle/config';
 import { databaseFromUri, EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
@@ -44,8 +43,7 @@ export class ProjectorModule {
         LoggerModule.forRoot({ pinoHttp: [{ level: config.logLevel }, logDestination()] }),
         EventStoreModule.forRoot(),
         ReadModelsModule.forRoot(),
-        // What the sagas' commands need: the security ports and the Mailer.
-        SecurityModule,
+        // What the sagas' commands need besides the stores: the Mailer.
         { module: MailModule, global: true },
         SagasModule,
         ProjectionsAdminModule,

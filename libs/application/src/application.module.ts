@@ -1,12 +1,9 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { AccountDirectory } from './accounts/account-directory';
 import { AttemptLimits } from './shared/attempt-limits';
 import { ChangePasswordHandler } from './accounts/change-password/change-password.handler';
-import { CompletePasswordChangeHandler } from './accounts/complete-password-change/complete-password-change.handler';
 import { CompletePasswordResetHandler } from './accounts/complete-password-reset/complete-password-reset.handler';
 import { RequestPasswordResetHandler } from './accounts/request-password-reset/request-password-reset.handler';
-import { SendPasswordResetEmailHandler } from './accounts/send-password-reset-email/send-password-reset-email.handler';
 import { IssueAccessTokenHandler } from './accounts/issue-access-token/issue-access-token.handler';
 import { OpenAccountHandler } from './accounts/open-account/open-account.handler';
 import { EndSessionHandler } from './accounts/end-session/end-session.handler';
@@ -14,23 +11,20 @@ import { ListCustomersHandler } from './customers/list-customers/list-customers.
 import { CustomerNumberAllocator } from './customers/customer-number-allocator';
 import { RegisterCustomerHandler } from './customers/register-customer/register-customer.handler';
 import { SeedCustomersHandler } from './customers/seed-customers/seed-customers.handler';
-import { Clock, SystemClock } from './shared/clock';
+import { CommandCoreModule } from './shared/command-core.module';
 import { SecurityEvents } from './security/security-events';
-import { EventSourcedRepository } from './shared/event-sourced-repository';
 import { GetUserHandler } from './users/get-user/get-user.handler';
 import { ListUsersHandler } from './users/list-users/list-users.handler';
 import { PatchUserHandler } from './users/patch-user/patch-user.handler';
 
 /**
- * Commands and their handlers. Needs from its host the EventStore, Mailer, PasswordHasher,
- * AccessTokenCodec and AttemptCounters ports (the adapters are chosen by the app).
+ * The commands clients send, and their handlers (the sagas' own commands are SagaCommandsModule's).
+ * Needs from its host the EventStore, PasswordHasher, AccessTokenCodec and AttemptCounters ports
+ * (the adapters are chosen by the app).
  */
 @Module({
-  imports: [CqrsModule],
+  imports: [CommandCoreModule],
   providers: [
-    { provide: Clock, useClass: SystemClock },
-    EventSourcedRepository,
-    AccountDirectory,
     AttemptLimits,
     CustomerNumberAllocator,
     OpenAccountHandler,
@@ -39,14 +33,12 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     RequestPasswordResetHandler,
     CompletePasswordResetHandler,
     ChangePasswordHandler,
-    SendPasswordResetEmailHandler,
-    CompletePasswordChangeHandler,
     RegisterCustomerHandler,
     SeedCustomersHandler,
     PatchUserHandler,
     SecurityEvents,
   ],
-  exports: [CqrsModule, Clock, EventSourcedRepository, AccountDirectory, AttemptLimits, SecurityEvents],
+  exports: [CommandCoreModule, AttemptLimits, SecurityEvents],
 })
 export class ApplicationModule {}
 

@@ -31,7 +31,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     this.route('/metrics', async () => ({
       status: 200,
       contentType: metrics.registry.contentType,
-      body: await metrics.registry.metrics(),
+      body: await metrics.exposition(),
     }));
   }
 

@@ -38,7 +38,7 @@ function decodedName(raw: string): string {
  * The process's one logger: Nest's messages and the request lines both go through it. JSON,
  * or readable lines on a terminal (logDestination).
  */
-export function createLogger(config: ChronicleConfig): Logger {
+export function createLogger(config: ChronicleConfig, stdout: { isTTY?: boolean } = process.stdout): Logger {
   return pino(
     {
       level: config.logLevel,
@@ -47,7 +47,7 @@ export function createLogger(config: ChronicleConfig): Logger {
         censor: '[redacted]',
       },
     },
-    logDestination(),
+    logDestination(stdout),
   );
 }
 

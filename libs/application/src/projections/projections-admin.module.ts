@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
-import { ApplicationModule } from '../application.module';
+import { CommandCoreModule } from '../shared/command-core.module';
 import { GetProjectionStatusHandler } from './get-projection-status/get-projection-status.handler';
 import { ProjectionMetrics } from './projection-metrics';
 
 /** Operations on the read models and sagas: their status, and its metrics; needs the EventStore and ReadStore ports. */
 @Module({
-  imports: [ApplicationModule],
+  imports: [CommandCoreModule],
   providers: [GetProjectionStatusHandler, ProjectionMetrics],
 })
 export class ProjectionsAdminModule {}

@@ -1,7 +1,9 @@
 import { Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { CheckpointStore, EventStore } from '@chronicle/event-store';
-import { ApplicationModule } from '../application.module';
+import { CompletePasswordChangeHandler } from '../accounts/complete-password-change/complete-password-change.handler';
+import { SendPasswordResetEmailHandler } from '../accounts/send-password-reset-email/send-password-reset-email.handler';
+import { CommandCoreModule } from '../shared/command-core.module';
 import { passwordSaga } from './password.saga';
 import { SagaProcessor } from './saga-processor';
 
@@ -21,11 +23,23 @@ export class InProcessSagas implements OnApplicationBootstrap, OnApplicationShut
 }
 
 /**
- * The sagas' processor, not started: a host starts it, e.g. the projector while it holds its lease.
- * Needs EventStore, CheckpointStore, Mailer and the security ports from the host.
+ * The commands the sagas send, and their handlers: no password hashing, no tokens, so a sagas
+ * host needs only the EventStore port, the Mailer and the configuration. The CLI imports it to
+ * retry parked messages.
  */
 @Module({
-  imports: [ApplicationModule],
+  imports: [CommandCoreModule],
+  providers: [SendPasswordResetEmailHandler, CompletePasswordChangeHandler],
+  exports: [CommandCoreModule],
+})
+export class SagaCommandsModule {}
+
+/**
+ * The sagas' processor, not started: a host starts it, e.g. the projector while it holds its lease.
+ * Needs EventStore, CheckpointStore, Mailer and the configuration from the host.
+ */
+@Module({
+  imports: [SagaCommandsModule],
   providers: [
     {
       provide: SagaProcessor,
