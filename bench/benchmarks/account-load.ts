@@ -28,7 +28,7 @@ export const accountLoad: Benchmark = {
     const { SqliteEventStore } = (await import(
       join(DIST, 'libs/event-store/src/index.js')
     )) as typeof import('@chronicle/event-store');
-    const { AccountDirectory, EventSourcedRepository, SystemClock, toNewEvent } = (await import(
+    const { AccountDirectory, EventSourcedRepository, SYSTEM_AUTH, SystemClock, toNewEvent } = (await import(
       join(DIST, 'libs/application/src/index.js')
     )) as typeof import('@chronicle/application');
     const domain = (await import(
@@ -37,7 +37,7 @@ export const accountLoad: Benchmark = {
 
     const store = SqliteEventStore.open(scratchDir('account-load'));
     const clock = new SystemClock();
-    const context = { actor: 'bench', correlationId: 'account-load' };
+    const context = { actor: 'bench', correlationId: 'account-load', auth: SYSTEM_AUTH };
     const now = Date.now();
     const open = async (accountId: string) => {
       const opened: import('@chronicle/domain').AccountOpened = {

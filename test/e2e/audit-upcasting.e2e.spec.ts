@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EsdbEventStore, EventStore, SqliteEventStore } from '@chronicle/event-store';
 import { ReadStore } from '@chronicle/read-models';
+import { jsonLines, runCliProcess } from './support/cli-process';
 import { backendEnv, basic, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 /**
@@ -76,6 +77,22 @@ describe('an event stored as UserRegistered.v1', () => {
       age: 86,
       createdon: '2020-02-29T12:00:00.000Z',
     });
+  });
+
+  it('shows as stored in the raw audit of the CLI, and only there as v1', async () => {
+    const raw = await runCliProcess(subject.dataDir, 'audit', '--raw', '--type', 'UserRegistered.v1');
+    expect(raw.code).toBe(0);
+    const [record, manifest, cursor] = jsonLines(raw.stdout);
+    expect(record).toMatchObject({
+      stream: `user-${userId}`,
+      type: 'UserRegistered.v1',
+      // As the older writer stored it: its offset kept, no modifiedon.
+      data: { userId, accountId: null, name: 'Grace', age: 85, createdon: '2020-02-29T13:00:00+01:00' },
+    });
+    expect(manifest).toEqual({ manifest: { head: expect.any(String), count: 1 } });
+    expect(cursor).toEqual({ cursor: manifest.manifest.head });
+    const upcast = await runCliProcess(subject.dataDir, 'audit', '--type', 'UserRegistered.v1');
+    expect(jsonLines(upcast.stdout)[0]).toEqual({ manifest: { head: expect.any(String), count: 0 } });
   });
 
   it('reaches the audit as v2', async () => {

@@ -215,6 +215,76 @@ describe('chronicle CLI', () => {
     }
   });
 
+  it('creates an auditor account that reads the audit and nothing else', async () => {
+    const password = 'auditor password';
+    const create = (...role: string[]) =>
+      cli(
+        dataDir,
+        'accounts',
+        'create',
+        '--email',
+        `auditor${role.length}@example.com`,
+        '--password',
+        password,
+        '--name',
+        'Audrey',
+        '--age',
+        '50',
+        ...role,
+      );
+    const conflicting = await create('--admin', '--auditor');
+    expect(conflicting.code).toBe(2);
+    expect(conflicting.stderr).toContain('usage');
+    const created = await create('--auditor');
+    expect(created.code).toBe(0);
+    const server = await startTestApp({ dataDir });
+    try {
+      const as = (path: string) =>
+        fetch(`${server.url}${path}`, {
+          headers: { authorization: basic({ email: 'auditor1@example.com', password }) },
+        });
+      expect((await as('/api/v1/audit/events?limit=1')).status).toBe(200);
+      expect((await as('/customers')).status).toBe(403);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('prints a user as it was at a position or a time, built from the history', async () => {
+    const server = await startTestApp({ dataDir });
+    let userId: string;
+    let history: Array<Record<string, any>>;
+    try {
+      const admin = await server.createAccount({ admin: true, name: 'Hopper', age: 40 });
+      userId = admin.userId;
+      const patched = await fetch(`${server.url}/users/${userId}`, {
+        method: 'PATCH',
+        headers: { authorization: basic(admin), 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ age: 41 }),
+      });
+      expect(patched.status).toBe(200);
+      history = (await (
+        await fetch(`${server.url}/api/v1/audit/events?stream=user-${userId}`, {
+          headers: { authorization: basic(admin) },
+        })
+      ).json()) as Array<Record<string, any>>;
+    } finally {
+      await server.stop();
+    }
+    const then = await cli(dataDir, 'users', 'get', userId, '--as-of', history[0].position);
+    expect(then.code).toBe(0);
+    expect(json(then.stdout)).toEqual([expect.objectContaining({ id: userId, name: 'Hopper', age: 40 })]);
+    const byTime = await cli(dataDir, 'users', 'get', userId, '--as-of', history[1].occurredAt);
+    expect(json(byTime.stdout)).toEqual([expect.objectContaining({ age: 41 })]);
+    const now = await cli(dataDir, 'users', 'get', userId);
+    expect(json(now.stdout)).toEqual([expect.objectContaining({ age: 41 })]);
+    const before = await cli(dataDir, 'users', 'get', userId, '--as-of', '2000-01-01T00:00:00Z');
+    expect(before.code).toBe(1);
+    expect(json(before.stderr)).toEqual([{ error: 'not-found', message: 'User not found' }]);
+    const invalid = await cli(dataDir, 'users', 'get', userId, '--as-of', 'last week');
+    expect(invalid.code).toBe(2);
+  });
+
   it('refuses invalid customer values', async () => {
     const result = await cli(dataDir, 'customers', 'create', '--name', '', '--email', 'nope');
     expect(result.code).toBe(1);

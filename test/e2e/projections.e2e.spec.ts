@@ -1,5 +1,5 @@
 import { CommandBus } from '@nestjs/cqrs';
-import { RegisterCustomerCommand, SYSTEM_ACTOR } from '@chronicle/application';
+import { RegisterCustomerCommand, SYSTEM_ACTOR, SYSTEM_AUTH } from '@chronicle/application';
 import { position } from '@chronicle/event-store';
 import { ReadStore, runOnRunningServers } from '@chronicle/read-models';
 import { jsonLines, runCliProcess } from './support/cli-process';
@@ -119,7 +119,7 @@ describeEmbedded('projections rebuild and verify on the embedded default', () =>
 
   it('loses no event written while a rebuild runs', async () => {
     const commands = subject.app.get(CommandBus);
-    const context = { actor: SYSTEM_ACTOR, correlationId: 'during-rebuild' };
+    const context = { actor: SYSTEM_ACTOR, correlationId: 'during-rebuild', auth: SYSTEM_AUTH };
     let writing = true;
     let written = 0;
     const writer = (async () => {

@@ -4,8 +4,9 @@ import { dirname, join } from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
+  cliContext,
   CommandContext,
   ConcurrencyConflictError,
   EmailTakenError,
@@ -13,7 +14,6 @@ import {
   ParkedMessageError,
   RegisterCustomerCommand,
   SeedCustomersCommand,
-  SYSTEM_ACTOR,
 } from '@chronicle/application';
 import { ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
 import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
@@ -22,6 +22,7 @@ import { CliModule } from './cli.module';
 import { BackupError } from './backup/data-dir-backup';
 import { registerAuditCommand } from './commands/audit.command';
 import { registerBackupCommands } from './commands/backup.command';
+import { registerUsersCommands } from './commands/users.command';
 import { CommandFailedError } from './commands/command-failed.error';
 import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
 import { ProgressReporter } from './commands/progress-reporter';
@@ -51,8 +52,8 @@ function positiveCount(value: string): number {
   return count;
 }
 
-/** CLI work is attributed to `system`, with a fresh correlation id per invocation. */
-const cliContext = (): CommandContext => ({ actor: SYSTEM_ACTOR, correlationId: `cli-${randomUUID()}` });
+/** CLI work is attributed to `cli:<OS user>`, with a fresh correlation id per invocation. */
+const cliRun = (): CommandContext => cliContext(`cli-${randomUUID()}`);
 
 async function withApp<T>(
   config: ChronicleConfig,
@@ -94,13 +95,16 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
     )
     .requiredOption('--name <name>', "the user's name")
     .requiredOption('--age <age>', "the user's age", integerOption)
-    .option('--admin', 'give the account the admin role', false)
+    .addOption(new Option('--admin', 'give the account the admin role').conflicts('auditor'))
+    .option('--auditor', 'a read-only auditor: reads the audit and past users, nothing else')
     .addHelpText(
       'after',
       '\nWith neither --password-stdin nor --password, a terminal is asked for the password without echo.',
     )
     .action(
-      async (options: PasswordOptions & { email: string; name: string; age: number; admin: boolean }) => {
+      async (
+        options: PasswordOptions & { email: string; name: string; age: number; admin?: true; auditor?: true },
+      ) => {
         const password = await readPassword(options);
         const result = await withApp(config(), (app) =>
           app
@@ -111,8 +115,8 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
                 password,
                 options.name,
                 options.age,
-                options.admin,
-                cliContext(),
+                options.admin ? 'admin' : options.auditor ? 'auditor' : 'user',
+                cliRun(),
               ),
             ),
         );
@@ -128,7 +132,7 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
     .requiredOption('--email <email>', "the customer's e-mail address")
     .action(async (options: { name: string; email: string }) => {
       const result = await withApp(config(), (app) =>
-        app.get(CommandBus).execute(new RegisterCustomerCommand(options.name, options.email, cliContext())),
+        app.get(CommandBus).execute(new RegisterCustomerCommand(options.name, options.email, cliRun())),
       );
       printJson(result);
     });
@@ -144,7 +148,7 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
       let result;
       try {
         result = await withApp(config(), (app) =>
-          app.get(CommandBus).execute(new SeedCustomersCommand(options.count, cliContext(), onProgress)),
+          app.get(CommandBus).execute(new SeedCustomersCommand(options.count, cliRun(), onProgress)),
         );
         reporter.complete(result.created);
       } finally {
@@ -155,6 +159,7 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
     });
 
   registerAuditCommand(program, config);
+  registerUsersCommands(program, config);
   registerProjectionsCommands(program, config, withApp);
   registerBackupCommands(program, config, dataDir);
 

@@ -12,6 +12,7 @@ import { CustomerNumberAllocator } from './customers/customer-number-allocator';
 import { RegisterCustomerHandler } from './customers/register-customer/register-customer.handler';
 import { SeedCustomersHandler } from './customers/seed-customers/seed-customers.handler';
 import { CommandCoreModule } from './shared/command-core.module';
+import { SecurityEvents } from './security/security-events';
 import { GetUserHandler } from './users/get-user/get-user.handler';
 import { ListUsersHandler } from './users/list-users/list-users.handler';
 import { PatchUserHandler } from './users/patch-user/patch-user.handler';
@@ -35,8 +36,9 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     RegisterCustomerHandler,
     SeedCustomersHandler,
     PatchUserHandler,
+    SecurityEvents,
   ],
-  exports: [CommandCoreModule, AttemptLimits],
+  exports: [CommandCoreModule, AttemptLimits, SecurityEvents],
 })
 export class ApplicationModule {}
 

@@ -8,6 +8,7 @@ import {
   Clock,
   EventSourcedRepository,
   Principal,
+  SYSTEM_AUTH,
   toNewEvent,
 } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
@@ -39,7 +40,7 @@ describe('AccountSessions', () => {
   let credentials: VerifiedCredentials;
   let sessions: AccountSessions;
   let directory: AccountDirectory;
-  const context = { actor: 'system', correlationId: 'spec' };
+  const context = { actor: 'system', correlationId: 'spec', auth: SYSTEM_AUTH };
 
   const newSessions = () => {
     directory = new AccountDirectory(store, new EventSourcedRepository(store, clock), clock);

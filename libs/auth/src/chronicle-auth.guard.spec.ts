@@ -1,24 +1,34 @@
 import { BadRequestException, ExecutionContext, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { Principal } from '@chronicle/application';
+import { Principal, SecurityEvents } from '@chronicle/application';
+import type { Role } from '@chronicle/domain';
 import { AuthenticatedRequest, ChronicleAuthGuard, requireAuthentication } from './chronicle-auth.guard';
 import { clientAddress } from './client-address';
 import { CredentialVerifier } from './credential-verifier';
-import { RequestLike } from './credentials';
+import { ObservedRequest } from './security-observation';
 import { AUTH_OPTIONAL, IS_PUBLIC, OptionalAuth, Public } from './public.decorator';
 
-const principal = { accountId: 'account-1' } as unknown as Principal;
+const principal = { accountId: 'account-1', roles: ['user'] } as unknown as Principal;
 const basicHeader = (email: string, password: string) =>
   `Basic ${Buffer.from(`${email}:${password}`, 'utf8').toString('base64')}`;
 
-type Request = RequestLike & AuthenticatedRequest & { ip?: string };
+type Request = ObservedRequest & AuthenticatedRequest;
 
 function request(
   headers: [string, string][] = [],
   query: Record<string, string> = {},
   ip = '192.0.2.7',
 ): Request {
-  return { raw: { rawHeaders: headers.flat() }, query, ip };
+  const named = Object.fromEntries(headers.map(([name, value]) => [name.toLowerCase(), value]));
+  return {
+    raw: { rawHeaders: headers.flat() },
+    headers: { 'user-agent': 'spec/1', ...named },
+    method: 'GET',
+    url: '/users/u-1',
+    routeOptions: { url: '/users/:userId' },
+    query,
+    ip,
+  };
 }
 
 function contextFor(req: Request, handler: object = () => undefined): ExecutionContext {
@@ -29,22 +39,27 @@ function contextFor(req: Request, handler: object = () => undefined): ExecutionC
   } as unknown as ExecutionContext;
 }
 
-function setup(access: 'required' | 'public' | 'optional' = 'required') {
+function setup(access: 'required' | 'public' | 'optional' = 'required', roles?: Role[]) {
   const reflector = new Reflector();
   const metadata = jest
     .spyOn(reflector, 'getAllAndOverride')
-    .mockImplementation(
-      (key: unknown) =>
-        (key === IS_PUBLIC && access === 'public') || (key === AUTH_OPTIONAL && access === 'optional'),
+    .mockImplementation((key: unknown) =>
+      key === IS_PUBLIC ? access === 'public' : key === AUTH_OPTIONAL ? access === 'optional' : roles,
     );
+
   const verifier = {
     bearer: jest.fn(async (token: string) => (token === 'good-token' ? principal : null)),
     basic: jest.fn(async (email: string, password: string) =>
       email === 'ada@example.com' && password === 'right: with colon' ? principal : null,
     ),
   };
-  const guard = new ChronicleAuthGuard(reflector, verifier as unknown as CredentialVerifier);
-  return { guard, verifier, metadata };
+  const security = { observe: jest.fn() };
+  const guard = new ChronicleAuthGuard(
+    reflector,
+    verifier as unknown as CredentialVerifier,
+    security as unknown as SecurityEvents,
+  );
+  return { guard, verifier, metadata, security };
 }
 
 async function rejection(
@@ -127,6 +142,43 @@ describe('ChronicleAuthGuard', () => {
       expect(req.user).toBeUndefined();
     },
   );
+
+  it('records a failed Basic login as a security event, and a rejected token not as one', async () => {
+    const { guard, security } = setup();
+    const wrong = request([['Authorization', basicHeader('ada@example.com', 'wrong')]]);
+    expect((await rejection(guard.canActivate(contextFor(wrong)))).status).toBe(401);
+    expect(security.observe).toHaveBeenCalledTimes(1);
+    expect(security.observe.mock.calls[0]).toEqual([
+      'LoginFailed.v1',
+      {
+        email: 'ada@example.com',
+        accountId: null,
+        client: '192.0.2.7',
+        userAgent: 'spec/1',
+        route: 'GET /users/:userId',
+      },
+    ]);
+    expect(
+      (await rejection(guard.canActivate(contextFor(request([['Authorization', 'Bearer bad-token']])))))
+        .status,
+    ).toBe(401);
+    expect(security.observe).toHaveBeenCalledTimes(1);
+  });
+
+  it("answers 403 to an account without the route's roles, recording it; an admin may call every route", async () => {
+    const { guard, verifier, security } = setup('required', ['auditor']);
+    const req = request([['Authorization', 'Bearer good-token']]);
+    const forbidden = await guard.canActivate(contextFor(req)).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect((forbidden as { getStatus(): number }).getStatus()).toBe(403);
+    expect(security.observe.mock.calls.map(([type]) => type)).toEqual(['AccessForbidden.v1']);
+    verifier.bearer.mockResolvedValueOnce({ ...principal, roles: ['admin'] });
+    await expect(
+      guard.canActivate(contextFor(request([['Authorization', 'Bearer good-token']]))),
+    ).resolves.toBe(true);
+  });
 
   it('answers 400 for credentials sent two ways', async () => {
     const { guard, verifier } = setup();
@@ -213,7 +265,13 @@ describe("@Public() and @OptionalAuth(), read by the guard through Nest's Reflec
     closed() {}
   }
   const verifier = { bearer: jest.fn(async () => null), basic: jest.fn(async () => null) };
-  const guard = new ChronicleAuthGuard(new Reflector(), verifier as unknown as CredentialVerifier);
+  const guard = new ChronicleAuthGuard(
+    new Reflector(),
+    verifier as unknown as CredentialVerifier,
+    {
+      observe: jest.fn(),
+    } as unknown as SecurityEvents,
+  );
   const contextOf = (handler: () => void): ExecutionContext =>
     ({
       getHandler: () => handler,

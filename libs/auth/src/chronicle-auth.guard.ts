@@ -2,16 +2,19 @@ import {
   BadRequestException,
   CanActivate,
   ExecutionContext,
+  ForbiddenException,
   Injectable,
   UnauthorizedException,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Authenticator } from 'passport';
-import { Principal } from '@chronicle/application';
+import { Principal, SecurityEvents } from '@chronicle/application';
 import { credentialStrategies } from './credential.strategies';
 import { CredentialVerifier } from './credential-verifier';
 import { Credentials, credentialsOf, RequestLike } from './credentials';
-import { AUTH_OPTIONAL, IS_PUBLIC } from './public.decorator';
+import type { Role } from '@chronicle/domain';
+import { ALLOWED_ROLES, AUTH_OPTIONAL, DEFAULT_ALLOWED_ROLES, IS_PUBLIC } from './public.decorator';
+import { ObservedRequest, securityObservationOf } from './security-observation';
 
 /** Problem details of a 401; the exception filter turns `challenge` into WWW-Authenticate. */
 export interface UnauthorizedProblem {
@@ -23,35 +26,54 @@ export interface UnauthorizedProblem {
 
 type Access = 'public' | 'optional' | 'required';
 
+interface RouteAccess {
+  access: Access;
+  /** Besides admin, who may call it once authenticated. */
+  roles: readonly Role[];
+}
+
 /**
  * Every route needs credentials unless marked @Public(): Bearer (header or access_token) or Basic,
  * exactly one of them per request. The guard reads the one parsed credential and hands it to the
- * passport strategy of its scheme, and only that one: no chain of strategies tried in turn.
+ * passport strategy of its scheme, and only that one: no chain of strategies tried in turn. Then
+ * it checks the account's roles against the route's (@Allow): authentication, then authorization,
+ * in one place and before any pipe, so a caller without the role learns nothing from validation.
  */
 @Injectable()
 export class ChronicleAuthGuard implements CanActivate {
   /** This app's own passport, so that two apps in one process never share strategies. */
   private readonly passport = new Authenticator();
-  private readonly access = new WeakMap<object, Access>();
+  private readonly access = new WeakMap<object, RouteAccess>();
 
   constructor(
     private readonly reflector: Reflector,
     verifier: CredentialVerifier,
+    private readonly security: SecurityEvents,
   ) {
     for (const strategy of credentialStrategies(verifier)) this.passport.use(strategy);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const access = this.accessOf(context);
+    const { access, roles } = this.accessOf(context);
     if (access === 'public') return true;
-    const request = context.switchToHttp().getRequest<RequestLike & AuthenticatedRequest>();
+    const request = context.switchToHttp().getRequest<ObservedRequest & AuthenticatedRequest>();
     const credentials = credentialsOf(request);
     if (access === 'optional' && credentials.kind === 'none') return true;
+    let principal: Principal;
     try {
-      request.user = await this.authenticate(request, credentials);
+      principal = await this.authenticate(request, credentials);
     } catch (error) {
+      if (credentials.kind === 'basic' && error instanceof UnauthorizedException) {
+        this.security.observe('LoginFailed.v1', securityObservationOf(request));
+      }
       if (access !== 'optional' || !(error instanceof UnauthorizedException)) throw error;
       request.authFailure = error;
+      return true;
+    }
+    request.user = principal;
+    if (!mayCall(principal, roles)) {
+      this.security.observe('AccessForbidden.v1', securityObservationOf(request));
+      throw forbidden(roles);
     }
     return true;
   }
@@ -94,20 +116,40 @@ export class ChronicleAuthGuard implements CanActivate {
   }
 
   /** Read once per handler: the decorators cannot change while the app runs. */
-  private accessOf(context: ExecutionContext): Access {
+  private accessOf(context: ExecutionContext): RouteAccess {
     const handler = context.getHandler();
     let access = this.access.get(handler);
     if (access === undefined) {
       const targets = [handler, context.getClass()];
-      access = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)
-        ? 'public'
-        : this.reflector.getAllAndOverride<boolean>(AUTH_OPTIONAL, targets)
-          ? 'optional'
-          : 'required';
+      access = {
+        access: this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)
+          ? 'public'
+          : this.reflector.getAllAndOverride<boolean>(AUTH_OPTIONAL, targets)
+            ? 'optional'
+            : 'required',
+        roles:
+          this.reflector.getAllAndOverride<Role[] | undefined>(ALLOWED_ROLES, targets) ??
+          DEFAULT_ALLOWED_ROLES,
+      };
       this.access.set(handler, access);
     }
     return access;
   }
+}
+
+/** An admin may call every route; anyone else needs one of the route's roles. */
+export const mayCall = (principal: Principal, roles: readonly Role[]): boolean =>
+  principal.roles.includes('admin') || roles.some((role) => principal.roles.includes(role));
+
+function forbidden(roles: readonly Role[]): ForbiddenException {
+  return new ForbiddenException({
+    type: 'forbidden',
+    title: 'Forbidden',
+    detail:
+      roles.length === 0
+        ? 'This resource is for administrators only.'
+        : `This resource needs one of the roles: admin, ${roles.join(', ')}.`,
+  });
 }
 
 /** A request that passed the guard: `user` when authenticated, `authFailure` under OptionalAuth. */

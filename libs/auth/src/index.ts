@@ -9,3 +9,4 @@ export * from './hmac-access-token-codec';
 export * from './public.decorator';
 export * from './client-address';
 export { LIMITS_FILE } from './attempt-counters/sqlite-attempt-counters';
+export * from './security-observation';

@@ -11,6 +11,7 @@ export * from './account/account.aggregate';
 export * from './account/password-policy';
 export * from './session/session.events';
 export * from './session/session.aggregate';
+export * from './security/security.events';
 export * from './event-types';
 export * from './shared/upcaster';
 export * from './user/user-registered.upcaster';

@@ -1,11 +1,24 @@
 import { Position } from './position';
 
+/** How the writer of an event authenticated: HTTP credentials, none, the CLI, or the service itself. */
+export type AuthMethod = 'basic' | 'bearer' | 'none' | 'cli' | 'system';
+
+export interface AuthProvenance {
+  method: AuthMethod;
+  /** The id of the access token used (never the token itself); null unless `bearer`. */
+  tokenId: string | null;
+}
+
 /** What every event carries besides its data (ARCHITECTURE.md, "Event model"). */
 export interface EventMetadata {
-  /** The account id that caused the event, or `system`. */
+  /** The account id that caused the event, `cli:<OS user>`, `anonymous` or `system`. */
   actor: string;
-  /** The request id (X-Request-Id) of the request that started the work. */
+  /** The id the server gave the request (or CLI run) that started the work: never the client's. */
   correlationId: string;
+  /** The client's own X-Request-Id, when it sent one: its reference, never a correlation. */
+  clientRequestId?: string;
+  /** How the work's caller authenticated; absent on events written before it was recorded. */
+  auth?: AuthProvenance;
   /** The event or command id that directly caused this event, null for a request. */
   causationId: string | null;
   /** RFC 3339 UTC with milliseconds. */
@@ -160,6 +173,14 @@ export abstract class EventStore {
    */
   endPosition(): Promise<Position | null> {
     return this.headPosition();
+  }
+
+  /**
+   * The same store read as events were stored, before any upcasting (the audit's raw view): the
+   * adapter itself, reached through the one decorator that upcasts, never a second read path.
+   */
+  asStored(): EventStore {
+    return this;
   }
 
   /** Resolves when the store answers; for readiness checks. */

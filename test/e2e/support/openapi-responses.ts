@@ -84,7 +84,9 @@ export class ResponseChecker {
       validate = this.ajv.compile({ $ref: `${DOCUMENT_ID}${pointer}` });
       this.validators.set(pointer, validate);
     }
-    const body: unknown = JSON.parse(payloadText(payload));
+    // JSON types are parsed and checked against their schema; text (CSV) is a string.
+    const text = payloadText(payload);
+    const body: unknown = /^application\/(.+\+)?json$/.test(mediaType) ? JSON.parse(text) : text;
     if (!validate(body)) {
       this.fail(
         `the ${status} ${mediaType} body does not match its schema: ${this.ajv.errorsText(validate.errors)}`,

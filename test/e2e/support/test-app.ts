@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandBus } from '@nestjs/cqrs';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { OpenAccountCommand, SeedCustomersCommand, SYSTEM_ACTOR } from '@chronicle/application';
+import { OpenAccountCommand, SeedCustomersCommand, SYSTEM_ACTOR, SYSTEM_AUTH } from '@chronicle/application';
 import { ChronicleConfig, parseConfig } from '@chronicle/config';
 import { comparePositions, EventStore, formatPosition, Position } from '@chronicle/event-store';
 import { ProjectionProcessor, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
@@ -32,6 +32,7 @@ export interface TestApp {
   projector: ProjectorProcess | null;
   createAccount(options?: {
     admin?: boolean;
+    auditor?: boolean;
     name?: string;
     age?: number;
     password?: string;
@@ -95,7 +96,7 @@ export async function startTestApp(
   }
   const { port } = app.getHttpServer().address() as AddressInfo;
   const commands = app.get(CommandBus);
-  const context = { actor: SYSTEM_ACTOR, correlationId: 'e2e-setup' };
+  const context = { actor: SYSTEM_ACTOR, correlationId: 'e2e-setup', auth: SYSTEM_AUTH };
 
   const settle = async () => {
     const head = await app.get(EventStore).headPosition();
@@ -128,10 +129,25 @@ export async function startTestApp(
     config,
     dataDir,
     projector,
-    async createAccount({ admin = false, name = 'Test User', age = 30, password = '' } = {}) {
+    async createAccount({
+      admin = false,
+      auditor = false,
+      name = 'Test User',
+      age = 30,
+      password = '',
+    } = {}) {
       const email = `user${++accounts}-${Date.now()}@example.com`;
       password ||= `pass-${accounts}-long-enough`;
-      const ids = await commands.execute(new OpenAccountCommand(email, password, name, age, admin, context));
+      const ids = await commands.execute(
+        new OpenAccountCommand(
+          email,
+          password,
+          name,
+          age,
+          admin ? 'admin' : auditor ? 'auditor' : 'user',
+          context,
+        ),
+      );
       return { ...ids, email, password };
     },
     async seedCustomers(count) {

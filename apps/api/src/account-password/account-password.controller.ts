@@ -23,6 +23,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   AttemptLimits,
   ChangePasswordCommand,
+  CommandContext,
   CompletePasswordResetCommand,
   PasswordChangeResult,
   Principal,
@@ -30,6 +31,7 @@ import {
 } from '@chronicle/application';
 import {
   AccountSessions,
+  Allow,
   AuthenticatedRequest,
   clientAddress,
   OptionalAuth,
@@ -44,9 +46,12 @@ import {
 } from './account-password.dto';
 import { Consumes, JSON_MEDIA_TYPE } from '../http/edge';
 import { ApiProblems } from '../http/openapi';
+import { WriteContext } from '../http/write-context.decorator';
 
 @ApiTags('account')
 @ApiExtraModels(PasswordResetRequestDto, PasswordResetCompletionDto, PasswordChangeDto)
+// Every account manages its own password, an auditor's included.
+@Allow('user', 'auditor')
 @Controller('api/v1/account/password')
 export class AccountPasswordController {
   constructor(
@@ -93,6 +98,7 @@ export class AccountPasswordController {
   async put(
     @Body() body: unknown,
     @Req() request: FastifyRequest & AuthenticatedRequest,
+    @WriteContext() context: CommandContext,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<void> {
     const form = passwordFormOf(body);
@@ -103,25 +109,19 @@ export class AccountPasswordController {
         detail: 'Send exactly one of {email}, {token, new} or {old, new}.',
       });
     }
-    const context = { correlationId: request.id };
     switch (form) {
       case 'request': {
         // Counted before validation, as sent: a malformed address is no way around the limits.
         await this.limits.resetRequest(clientAddress(request), String((body as { email: unknown }).email));
         const { email } = await validated(PasswordResetRequestDto, body as object);
-        await this.commands.execute(
-          new RequestPasswordResetCommand(email, { ...context, actor: 'anonymous' }),
-        );
+        await this.commands.execute(new RequestPasswordResetCommand(email, context));
         void reply.status(202);
         return;
       }
       case 'completion': {
         const completion = await validated(PasswordResetCompletionDto, body as object);
         const result = await this.commands.execute(
-          new CompletePasswordResetCommand(completion.token, completion.new, {
-            ...context,
-            actor: 'anonymous',
-          }),
+          new CompletePasswordResetCommand(completion.token, completion.new, context),
         );
         this.revokeOlderTokens(result);
         return;
@@ -132,10 +132,7 @@ export class AccountPasswordController {
         if (!principal) throw requireAuthentication(request);
         const change = await validated(PasswordChangeDto, body as object);
         const result = await this.commands.execute(
-          new ChangePasswordCommand(principal, change.old, change.new, clientAddress(request), {
-            ...context,
-            actor: principal.accountId,
-          }),
+          new ChangePasswordCommand(principal, change.old, change.new, clientAddress(request), context),
         );
         this.revokeOlderTokens(result);
         return;

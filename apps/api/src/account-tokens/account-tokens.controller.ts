@@ -1,4 +1,4 @@
-import { BadRequestException, Controller, Delete, HttpCode, Post, Req } from '@nestjs/common';
+import { BadRequestException, Controller, Delete, HttpCode, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import {
   ApiBearerAuth,
@@ -8,14 +8,21 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
-import { EndSessionCommand, IssueAccessTokenCommand, Principal } from '@chronicle/application';
-import { AccountSessions, CurrentPrincipal, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
+import {
+  CommandContext,
+  EndSessionCommand,
+  IssueAccessTokenCommand,
+  Principal,
+} from '@chronicle/application';
+import { AccountSessions, Allow, CurrentPrincipal, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 import { ApiCredentials, ApiProblems } from '../http/openapi';
+import { WriteContext } from '../http/write-context.decorator';
 import { AccessTokenDto } from './access-token.dto';
 
 @ApiTags('account')
+// Every account manages its own tokens, an auditor's included.
+@Allow('user', 'auditor')
 @Controller('api/v1/account/tokens')
 export class AccountTokensController {
   constructor(
@@ -36,13 +43,10 @@ export class AccountTokensController {
   @ApiProblems(400, 401, 415)
   async issue(
     @CurrentPrincipal() principal: Principal,
-    @Req() request: FastifyRequest,
+    @WriteContext() context: CommandContext,
   ): Promise<AccessTokenDto> {
     const issued = await this.commands.execute(
-      new IssueAccessTokenCommand(principal, this.config.accessTokenTtlSeconds, {
-        actor: principal.accountId,
-        correlationId: request.id,
-      }),
+      new IssueAccessTokenCommand(principal, this.config.accessTokenTtlSeconds, context),
     );
     return { access_token: issued.accessToken, token_type: 'Bearer', expires_in: issued.expiresIn };
   }
@@ -59,7 +63,7 @@ export class AccountTokensController {
   @ApiProblems(400, 401)
   async revokeCurrent(
     @CurrentPrincipal() principal: Principal,
-    @Req() request: FastifyRequest,
+    @WriteContext() context: CommandContext,
   ): Promise<void> {
     if (principal.tokenId === undefined || principal.sessionId === undefined) {
       throw new BadRequestException({
@@ -69,10 +73,7 @@ export class AccountTokensController {
       });
     }
     const { sessionExpiresAt } = await this.commands.execute(
-      new EndSessionCommand(principal.accountId, principal.sessionId, principal.tokenId, {
-        actor: principal.accountId,
-        correlationId: request.id,
-      }),
+      new EndSessionCommand(principal.accountId, principal.sessionId, principal.tokenId, context),
     );
     this.sessions.sessionEnded(principal.accountId, principal.sessionId, sessionExpiresAt);
   }

@@ -1,15 +1,15 @@
-import { Controller, Get, UseGuards } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiCredentials, ApiProblems } from '../http/openapi';
 import { GetProjectionStatusQuery, ProjectionsStatus } from '@chronicle/application';
-import { AdminGuard } from './admin.guard';
+import { Allow } from '@chronicle/auth';
 import { ProjectionsStatusDto } from './projections-status.dto';
 
 @ApiTags('admin')
 @ApiCredentials()
 @Controller('api/v1/admin/projections')
-@UseGuards(AdminGuard)
+@Allow()
 export class ProjectionsController {
   constructor(private readonly queries: QueryBus) {}
 

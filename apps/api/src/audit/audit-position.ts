@@ -1,5 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 import { InvalidPositionError, parsePosition, Position } from '@chronicle/event-store';
+import { invalidParameters } from '../http/validation';
 
 // The DTO checks the shape of `after`; whether it names a position is the event store's rule
 // (parsePosition), and whether a record starts there only the store itself can tell.
@@ -20,11 +21,5 @@ export function rethrowInvalidAfter(error: unknown): never {
 }
 
 /** The 400 the query's validation gives, naming `after`. */
-function invalidAfter(message: string): BadRequestException {
-  return new BadRequestException({
-    type: 'invalid-parameters',
-    title: 'Invalid query parameters',
-    detail: 'One or more query parameters are invalid.',
-    errors: [{ field: 'after', message }],
-  });
-}
+const invalidAfter = (message: string): BadRequestException =>
+  invalidParameters([{ field: 'after', message }]);

@@ -33,6 +33,17 @@ export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   limit?: number;
 }
 
+export class AuthProvenanceDto {
+  @ApiProperty({ enum: ['basic', 'bearer', 'none', 'cli', 'system'] })
+  method!: 'basic' | 'bearer' | 'none' | 'cli' | 'system';
+
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'null' }],
+    description: 'The id of the access token used (never the token); null unless bearer.',
+  })
+  tokenId!: string | null;
+}
+
 export class AuditRecordDto {
   @ApiProperty({ example: '1042', description: 'Position in the global log; pass it as `after`.' })
   position!: string;
@@ -52,7 +63,7 @@ export class AuditRecordDto {
   @ApiProperty({ description: 'The account id that caused the event, or `system`.' })
   actor!: string;
 
-  @ApiProperty({ description: 'The X-Request-Id of the request that started the work.' })
+  @ApiProperty({ description: 'The id the server gave the request (or CLI run) that started the work.' })
   correlationId!: string;
 
   @ApiProperty({
@@ -60,6 +71,18 @@ export class AuditRecordDto {
     description: 'The event or command that caused this one.',
   })
   causationId!: string | null;
+
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'null' }],
+    description: "The client's own X-Request-Id, recorded as sent; never a correlation id.",
+  })
+  clientRequestId!: string | null;
+
+  @ApiProperty({
+    oneOf: [{ $ref: '#/components/schemas/AuthProvenanceDto' }, { type: 'null' }],
+    description: 'How the writer authenticated; null on events written before this was recorded.',
+  })
+  auth!: AuthProvenanceDto | null;
 
   @ApiProperty({
     type: 'object',

@@ -15,7 +15,9 @@ export class CustomersController {
   constructor(private readonly queries: QueryBus) {}
 
   @Get()
-  @ApiOperation({ summary: 'List customers by id, paged, optionally within an exclusive id range' })
+  @ApiOperation({
+    summary: 'List customers by id, paged, optionally within an exclusive id range (users and admins)',
+  })
   @ApiQueryFrom(ListCustomersQueryDto, {
     ...pageQueryDescriptions('Customers'),
     gt: 'Only customers whose id is greater than this (exclusive).',
@@ -26,7 +28,7 @@ export class CustomersController {
     description: 'One page of customers, sorted by id.',
     headers: pageHeaders('Customers matching gt and lt'),
   })
-  @ApiProblems(400, 401)
+  @ApiProblems(400, 401, 403)
   async list(
     @Query() query: ListCustomersQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,

@@ -7,7 +7,7 @@ import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest 
 import helmet from 'helmet';
 import { ChronicleConfig } from '@chronicle/config';
 import { PROBLEM_CONTENT_TYPE, sendProblem, toProblem } from './problem-details';
-import { requestIdFor } from './request-id';
+import { echoedRequestId, requestIdFor } from './request-id';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 /** JSON nested deeper than this is refused (400) before it is parsed. */
@@ -78,7 +78,7 @@ function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, st
 function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void {
   void reply.headers(request.url.startsWith(DOCS_PREFIX) ? docsHeaders : apiHeaders);
   // Responses carry account and user data: never cached, so no shared cache keeps a token's answer.
-  void reply.header('x-request-id', request.id).header('cache-control', 'no-store');
+  void reply.header('x-request-id', echoedRequestId(request)).header('cache-control', 'no-store');
 }
 
 /** Installs the edge on the Fastify instance, before Nest registers its routes. */

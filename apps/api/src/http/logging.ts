@@ -5,6 +5,7 @@ import pino, { type Level, type Logger } from 'pino';
 import { clientAddress, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import type { Principal } from '@chronicle/application';
 import { ChronicleConfig, logDestination } from '@chronicle/config';
+import { clientRequestIdOf } from './request-id';
 
 /** Query parameters whose values must never reach a log line. */
 const SECRET_PARAMETERS = new Set([QUERY_TOKEN_PARAMETER, 'token']);
@@ -101,6 +102,7 @@ export function logRequests(fastify: FastifyInstance, logger: Logger): void {
         {
           req: {
             id: request.id,
+            clientRequestId: clientRequestIdOf(request),
             method: request.method,
             route: request.routeOptions.url ?? null,
             url: redactUrl(request.url),

@@ -6,6 +6,7 @@ import {
   EmailTakenError,
   ForbiddenError,
   PreconditionFailedError,
+  SecurityEvents,
   TooManyAttemptsError,
   WrongPasswordError,
 } from '@chronicle/application';
@@ -17,9 +18,11 @@ import {
   NotFoundError,
   PasswordChangedMeanwhileError,
   UnknownEventTypeError,
+  SecurityEventType,
   ValidationError,
 } from '@chronicle/domain';
 import { isStoreUnavailable } from '@chronicle/event-store';
+import { securityObservationOf } from '@chronicle/auth';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -216,14 +219,26 @@ export function sendProblem(reply: FastifyReply, rendered: RenderedProblem): voi
     .send(JSON.stringify(rendered.problem));
 }
 
+/** The security event an error is, if any (the guard records failed logins and 403s itself). */
+function securityEventOf(error: unknown): SecurityEventType | null {
+  if (error instanceof TooManyAttemptsError) return 'RateLimited.v1';
+  if (error instanceof WrongPasswordError) return 'OldPasswordRejected.v1';
+  if (error instanceof InvalidResetTokenError) return 'ResetTokenRejected.v1';
+  return null;
+}
+
 /** Every error leaves as problem details; a 5xx is logged with its stack, which never leaves. */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Problems');
 
+  constructor(private readonly security: SecurityEvents) {}
+
   catch(error: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
+    const securityEvent = securityEventOf(error);
+    if (securityEvent !== null) this.security.observe(securityEvent, securityObservationOf(request));
     const rendered = toProblem(error, request);
     if (rendered.problem.status >= 500)
       this.logger.error({ err: error, requestId: request.id }, 'Request failed');

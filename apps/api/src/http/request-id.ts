@@ -3,13 +3,28 @@ import type { IncomingMessage } from 'node:http';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The client's own X-Request-Id, when it sent one that is safe to echo and log. */
+    clientRequestId?: string;
+  }
+}
+
 /**
- * The client's X-Request-Id when it is safe to echo and log, else a new UUID. Stored on the raw
- * request too, so the HTTP logger uses the same id.
+ * The request's id, always made here: it becomes the correlation id of every event the request
+ * writes, so no client can join (or forge) another's trace. The client's X-Request-Id, when safe,
+ * is kept beside it as the client's own reference (echoed, logged, recorded as clientRequestId).
  */
 export function requestIdFor(request: IncomingMessage): string {
   const given = request.headers['x-request-id'];
-  const id = typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
-  request.id = id;
-  return id;
+  if (typeof given === 'string' && SAFE_REQUEST_ID.test(given)) request.clientRequestId = given;
+  return randomUUID();
 }
+
+/** The client's X-Request-Id when it sent a safe one, else null. */
+export const clientRequestIdOf = (request: { raw: IncomingMessage }): string | null =>
+  request.raw.clientRequestId ?? null;
+
+/** What X-Request-Id answers: the client's own id when it sent a safe one, else the server's. */
+export const echoedRequestId = (request: { id: string; raw: IncomingMessage }): string =>
+  clientRequestIdOf(request) ?? request.id;

@@ -51,12 +51,7 @@ export class QueryValidationPipe implements PipeTransform {
         integers.has(name) && typeof given === 'string' && INTEGER.test(given) ? integerOf(given) : given;
     }
     if (!validate(query)) {
-      throw new BadRequestException({
-        type: 'invalid-parameters',
-        title: 'Invalid query parameters',
-        detail: 'One or more query parameters are invalid.',
-        errors: (validate.errors ?? []).map((error) => fieldError(error, raw, messages)),
-      });
+      throw invalidParameters((validate.errors ?? []).map((error) => fieldError(error, raw, messages)));
     }
     return query;
   }
@@ -120,4 +115,14 @@ function fieldError(
     field,
     message: messages.get(`${field} ${error.keyword}`) ?? `${field} ${error.message ?? 'is invalid'}`,
   };
+}
+
+/** The 400 of query parameters that break their rules, each named with what is wrong. */
+export function invalidParameters(errors: FieldError[]): BadRequestException {
+  return new BadRequestException({
+    type: 'invalid-parameters',
+    title: 'Invalid query parameters',
+    detail: 'One or more query parameters are invalid.',
+    errors,
+  });
 }

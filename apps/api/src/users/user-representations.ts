@@ -1,44 +1,20 @@
-import { NotAcceptableException } from '@nestjs/common';
-import Negotiator from 'negotiator';
 import { ClientFields, UserRepresentation, userRepresentation } from '@chronicle/domain';
+import { RepresentationOffers } from '../http/representation-offers';
 
 export const USER_MEDIA_TYPE = 'application/vnd.chronicle.user+json';
 export const FRAGMENT_MEDIA_TYPE = 'application/vnd.chronicle.fragment+json';
 
 export type Representation = 'user' | 'fragment';
 
-/** The media types a route offers, each naming the representation it stands for. */
-export class RepresentationOffers {
-  readonly supported: string[];
-
-  /** Offered in this order, so that ties (any type, application wildcard, no Accept) go to the first. */
-  constructor(private readonly offers: [string, Representation][]) {
-    this.supported = offers.map(([type]) => type);
-  }
-
-  /** RFC 9110 proactive negotiation (q-values, wildcards, specificity), or 406 naming what is offered. */
-  choose(accept: string | undefined): Representation {
-    const chosen = new Negotiator({ headers: { accept } }).mediaType(this.supported);
-    const representation = this.offers.find(([type]) => type === chosen)?.[1];
-    if (representation) return representation;
-    throw new NotAcceptableException({
-      type: 'not-acceptable',
-      title: 'Not Acceptable',
-      detail: `None of the media types in Accept is offered. Supported: ${this.supported.join(', ')}.`,
-      supported: this.supported,
-    });
-  }
-}
-
 /** PATCH answers the full user or the fragment; application/json is the full user. */
-export const PATCH_REPRESENTATIONS = new RepresentationOffers([
+export const PATCH_REPRESENTATIONS = new RepresentationOffers<Representation>([
   [USER_MEDIA_TYPE, 'user'],
   [FRAGMENT_MEDIA_TYPE, 'fragment'],
   ['application/json', 'user'],
 ]);
 
 /** GET answers the full user only: a fragment of nothing patched means nothing. */
-export const GET_REPRESENTATIONS = new RepresentationOffers([
+export const GET_REPRESENTATIONS = new RepresentationOffers<Representation>([
   [USER_MEDIA_TYPE, 'user'],
   ['application/json', 'user'],
 ]);

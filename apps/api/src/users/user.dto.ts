@@ -1,5 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, Matches } from 'class-validator';
+import { AS_OF_PATTERN } from '@chronicle/application';
 import { CLIENT_FIELD_NAMES, USER_FIELD_NAMES, USER_FIELDS, UserFieldName } from '@chronicle/domain';
+import { AuthenticatedQueryDto } from '../http/paging';
 
 // The document's user schemas, built from the one declaration of a user's fields (USER_FIELDS).
 
@@ -30,3 +33,14 @@ declare(UserFragmentDto.prototype, ['modifiedon'], true);
 /** A merge patch: any of the fields a client sets. */
 export class UserPatchDto {}
 declare(UserPatchDto.prototype, CLIENT_FIELD_NAMES, false, 'null is refused: the field is required.');
+
+export const AS_OF_MESSAGE =
+  'asOf must be an RFC 3339 time such as 2026-11-22T09:15:00Z, or a position such as 42';
+
+/** GET /users/{id}: as it is now, or as it was at `asOf`. */
+export class GetUserQueryDto extends AuthenticatedQueryDto {
+  @IsOptional()
+  @IsString()
+  @Matches(AS_OF_PATTERN, { message: AS_OF_MESSAGE })
+  asOf?: string;
+}

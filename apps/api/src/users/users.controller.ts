@@ -9,7 +9,6 @@ import {
   Query,
   Req,
   Res,
-  UseGuards,
 } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import {
@@ -24,14 +23,24 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GetUserQuery, ListUsersQuery, PatchUserCommand, Principal } from '@chronicle/application';
-import { CurrentPrincipal } from '@chronicle/auth';
+import {
+  AsOf,
+  CommandContext,
+  GetUserQuery,
+  ListUsersQuery,
+  parseAsOf,
+  PatchUserCommand,
+  Principal,
+  SecurityEvents,
+} from '@chronicle/application';
+import { Allow, CurrentPrincipal, securityObservationOf } from '@chronicle/auth';
 import { userRepresentation } from '@chronicle/domain';
-import { AdminGuard } from '../admin/admin.guard';
 import { Consumes, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
+import { WriteContext } from '../http/write-context.decorator';
 import { pageHeaders, pageOf, PageQueryDto, pageQueryDescriptions, setPageHeaders } from '../http/paging';
-import { UserDto, UserFragmentDto, UserPatchDto } from './user.dto';
+import { AS_OF_MESSAGE, GetUserQueryDto, UserDto, UserFragmentDto, UserPatchDto } from './user.dto';
+import { invalidParameters } from '../http/validation';
 import {
   etagOf,
   FRAGMENT_MEDIA_TYPE,
@@ -57,10 +66,11 @@ export class UsersController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
+    private readonly security: SecurityEvents,
   ) {}
 
   @Get()
-  @UseGuards(AdminGuard)
+  @Allow()
   @ApiOperation({
     summary: 'List users by createdon, then id, paged (admin)',
     description: "Served from the users read model: eventually consistent, its lag the projections status's.",
@@ -77,10 +87,20 @@ export class UsersController {
   }
 
   @Get(':userId')
+  // An auditor reads users only as they were (asOf); the handler holds that rule.
+  @Allow('user', 'auditor')
   @ApiOperation({
     summary: 'Read a user: the full representation, reflecting every write answered before the request',
+    description:
+      'A user reads its own user, an admin any. With asOf (admin or auditor): the user as it was then, ' +
+      'folded from its history by the users projection.',
   })
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'An ETag held: 304 while it is current' })
+  @ApiQueryFrom(GetUserQueryDto, {
+    asOf:
+      'The user as it was at this RFC 3339 time or global position (inclusive), folded from its history ' +
+      '(admin or auditor); 404 if it did not exist then.',
+  })
   @ApiOkResponse({
     description: 'The full user (also for application/json, */* or no Accept).',
     content: { [USER_MEDIA_TYPE]: { schema: { $ref: getSchemaPath(UserDto) } } },
@@ -93,13 +113,18 @@ export class UsersController {
   @ApiProblems(400, 401, 403, 404, 406)
   async get(
     @Param('userId') userId: string,
+    @Query() query: GetUserQueryDto,
     @Headers('accept') accept: string | undefined,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @CurrentPrincipal() principal: Principal,
+    @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const representation = GET_REPRESENTATIONS.choose(accept);
-    const user = await this.queries.execute(new GetUserQuery(userId, principal));
+    const asOf = asOfOf(query);
+    const user = await this.queries.execute(new GetUserQuery(userId, principal, asOf));
+    // A past state is read from the history: counted with the audit's reads.
+    if (asOf !== undefined) this.security.observe('AuditRead.v1', securityObservationOf(request));
     const held = parseEntityTags(ifNoneMatch, 'weak');
     void reply.header('etag', etagOf(user.revision)).header('vary', 'Accept');
     // Sent here, not returned: Nest would set 200 over a 304.
@@ -145,7 +170,7 @@ export class UsersController {
     @Headers('accept') accept: string | undefined,
     @Headers('if-match') ifMatch: string | undefined,
     @CurrentPrincipal() principal: Principal,
-    @Req() request: FastifyRequest,
+    @WriteContext() context: CommandContext,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Buffer> {
     // Decided before anything changes: a request we cannot answer must change nothing.
@@ -162,7 +187,7 @@ export class UsersController {
         userId,
         body as Record<string, unknown>,
         principal,
-        { actor: principal.accountId, correlationId: request.id },
+        context,
         ifMatchRevisions(ifMatch),
       ),
     );
@@ -172,6 +197,14 @@ export class UsersController {
       .header('vary', 'Accept');
     return representationBody(representation, result.user, result.patched);
   }
+}
+
+/** The moment `asOf` names; the DTO has checked its shape, parseAsOf the calendar and the log. */
+function asOfOf(query: GetUserQueryDto): AsOf | undefined {
+  if (query.asOf === undefined) return undefined;
+  const asOf = parseAsOf(query.asOf);
+  if (asOf === null) throw invalidParameters([{ field: 'asOf', message: AS_OF_MESSAGE }]);
+  return asOf;
 }
 
 /** The revisions If-Match accepts: undefined for `*` or no header (nothing to check). */

@@ -1,36 +1,39 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import { CqrsModule, QueryBus } from '@nestjs/cqrs';
+import { QueryBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { AuditModule, AuditRecord, ListAuditEventsQuery, MAX_AUDIT_LIMIT } from '@chronicle/application';
-import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
-import { EventStoreModule, InvalidPositionError, parsePosition, Position } from '@chronicle/event-store';
-import { printError, printJson } from '../output';
+import {
+  AUDIT_CSV_HEADER,
+  auditCsvLine,
+  AuditRecord,
+  ListAuditEventsQuery,
+  MAX_AUDIT_LIMIT,
+} from '@chronicle/application';
+import { ChronicleConfig } from '@chronicle/config';
+import {
+  comparePositions,
+  EventStore,
+  formatPosition,
+  InvalidPositionError,
+  parsePosition,
+  Position,
+} from '@chronicle/event-store';
+import { printError } from '../output';
 import { CommandFailedError } from './command-failed.error';
-
-/** What `audit` needs: the event store only, never the read models. */
-@Module({})
-class AuditCliModule {
-  static forRoot(config: ChronicleConfig): DynamicModule {
-    return {
-      module: AuditCliModule,
-      imports: [ChronicleConfigModule.forRoot(config), CqrsModule, EventStoreModule.forRoot(), AuditModule],
-    };
-  }
-}
+import { HistoryCliModule } from './history-cli.module';
 
 interface AuditOptions {
   stream?: string;
   type?: string;
   actor?: string;
   after?: Position;
-  limit: number;
-  format: 'json' | 'table';
+  limit?: number;
+  format: 'ndjson' | 'json' | 'csv' | 'table';
+  raw: boolean;
 }
 
-/** Records a terminal run may print; a script can go further with --after. */
-const MAX_CLI_LIMIT = 1_000_000;
+/** Records a table shows unless --limit says otherwise: it is for a person, and held in memory. */
+const DEFAULT_TABLE_LIMIT = 100;
 
 function positionOption(value: string): Position {
   const parsed = parsePosition(value);
@@ -39,49 +42,95 @@ function positionOption(value: string): Position {
 }
 
 function limitOption(value: string): number {
-  if (!/^\d{1,7}$/.test(value) || Number(value) < 1 || Number(value) > MAX_CLI_LIMIT) {
-    throw new InvalidArgumentError(`must be from 1 to ${MAX_CLI_LIMIT}`);
-  }
+  if (!/^\d{1,15}$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError('must be a positive integer');
   return Number(value);
+}
+
+/**
+ * What an export covers: every matching record up to `head`, the log's last position when it began.
+ * The hash chain's head joins it here once the history has one.
+ */
+export function exportManifest(head: Position | null, count: number): { head: string | null; count: number } {
+  return { head: head === null ? null : formatPosition(head), count };
+}
+
+/** Written as it goes, waiting when the reader is slower: memory stays flat whatever the export's size. */
+function writeOut(text: string): Promise<void> | undefined {
+  if (process.stdout.write(text)) return undefined;
+  return new Promise((resolve) => process.stdout.once('drain', resolve));
 }
 
 export function registerAuditCommand(program: Command, config: () => ChronicleConfig): void {
   program
     .command('audit')
-    .description('The event history, oldest first, secrets redacted: one JSON object per line')
+    .description(
+      'The event history, oldest first, secrets redacted: every matching record up to the head, one per ' +
+        'line, then a {"manifest"} line and a {"cursor"} line (in CSV too) to go on from with --after',
+    )
     .option('--stream <stream>', 'only this stream, e.g. user-<id>')
-    .option('--type <type>', 'only this event type, e.g. UserPatched.v1')
+    .option('--type <type>', 'only this event type, e.g. UserPatched.v1 (as stored with --raw)')
     .option('--actor <actor>', 'only events caused by this account id, or system')
     .option('--after <position>', 'only events after this position', positionOption)
-    .option('--limit <n>', 'at most this many records', limitOption, 100)
+    .option(
+      '--limit <n>',
+      `at most this many records (default: all; ${DEFAULT_TABLE_LIMIT} for a table)`,
+      limitOption,
+    )
+    .option('--raw', 'events as stored, before upcasting: older versions as they were written', false)
     .addOption(
-      new Option('--format <format>', 'json lines, or a table for a person')
-        .choices(['json', 'table'])
-        .default('json'),
+      new Option(
+        '--format <format>',
+        'JSON lines (json is the same), CSV (RFC 4180), or a table for a person',
+      )
+        .choices(['ndjson', 'json', 'csv', 'table'])
+        .default('ndjson'),
     )
     .action(async (options: AuditOptions) => {
-      const app = await NestFactory.createApplicationContext(AuditCliModule.forRoot(config()), {
+      const app = await NestFactory.createApplicationContext(HistoryCliModule.forRoot(config()), {
         logger: ['error'],
       });
       try {
+        const queries = app.get(QueryBus);
+        const table = options.format === 'table';
+        const cap = options.limit ?? (table ? DEFAULT_TABLE_LIMIT : Number.POSITIVE_INFINITY);
+        // The export ends at the head it began with: a snapshot, whatever is written meanwhile.
+        const head = await app.get(EventStore).headPosition();
+        const filter = { stream: options.stream, type: options.type, actor: options.actor, raw: options.raw };
         const records: AuditRecord[] = [];
-        const filter = { stream: options.stream, type: options.type, actor: options.actor };
+        if (options.format === 'csv') await writeOut(AUDIT_CSV_HEADER);
         let after = options.after;
-        let remaining = options.limit;
-        // Page by page, so that JSON lines start at once and memory stays flat.
-        while (remaining > 0) {
-          const page = await app
-            .get(QueryBus)
-            .execute(new ListAuditEventsQuery({ ...filter, after }, Math.min(remaining, MAX_AUDIT_LIMIT)));
+        let count = 0;
+        let last: Position | null = null;
+        let complete = head === null;
+        // Page by page, so that lines start at once and memory stays flat.
+        while (!complete && count < cap) {
+          const page = await queries.execute(
+            new ListAuditEventsQuery({ ...filter, after }, Math.min(cap - count, MAX_AUDIT_LIMIT)),
+          );
           for (const record of page.records) {
-            if (options.format === 'json') printJson(record);
-            else records.push(record);
+            const position = parsePosition(record.position)!;
+            if (comparePositions(position, head!) > 0) {
+              complete = true;
+              break;
+            }
+            if (table) records.push(record);
+            else
+              await writeOut(options.format === 'csv' ? auditCsvLine(record) : `${JSON.stringify(record)}\n`);
+            count++;
+            last = position;
           }
-          remaining -= page.records.length;
-          if (page.next === null) break;
-          after = page.next;
+          if (page.next === null || comparePositions(page.next, head!) >= 0) complete = true;
+          after = page.next ?? undefined;
         }
-        if (options.format === 'table') process.stdout.write(`${auditTable(records)}\n`);
+        if (table) {
+          process.stdout.write(`${auditTable(records)}\n`);
+          return;
+        }
+        // Complete: everything up to the head was read. Cut short by --limit: go on after the last record.
+        const cursor = complete ? (head ?? options.after ?? null) : last;
+        await writeOut(`${JSON.stringify({ manifest: exportManifest(head, count) })}\n`);
+        await writeOut(`${JSON.stringify({ cursor: cursor === null ? null : formatPosition(cursor) })}\n`);
       } catch (error) {
         // Only the store can tell that a well-formed --after falls inside a record: a usage error.
         if (!(error instanceof InvalidPositionError)) throw error;

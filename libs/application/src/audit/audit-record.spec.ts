@@ -1,4 +1,4 @@
-import { ChronicleEvent, ChronicleEventType, EVENT_SCHEMAS } from '@chronicle/domain';
+import { ChronicleEvent, ChronicleEventType, EVENT_SCHEMAS, SecurityEventData } from '@chronicle/domain';
 import { position, RecordedEvent } from '@chronicle/event-store';
 import { REDACTED, redactEventData, toAuditRecord } from './audit-record';
 
@@ -7,6 +7,18 @@ type DataOf<T extends ChronicleEventType> = Extract<ChronicleEvent, { type: T }>
 const T = '2026-11-22T09:15:00.000Z';
 const ARGON2 = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo';
 const SHA256 = 'a'.repeat(64);
+
+const SECURITY: SecurityEventData = {
+  emailHash: SHA256.replace(/a/g, 'c'),
+  accountId: 'a-1',
+  client: '192.0.2.7',
+  userAgent: 'curl/8.5.0',
+  route: 'GET /customers',
+  count: 3,
+  firstAt: T,
+  lastAt: T,
+  overflow: false,
+};
 
 /**
  * One complete sample per event type. Typed by the domain's own event types, so adding an event
@@ -69,6 +81,12 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
     expiresAt: T,
   },
   'SessionEnded.v1': { accountId: 'a-1', sessionId: 's-1', endedWith: 't-2', endedAt: T, expiresAt: T },
+  'LoginFailed.v1': SECURITY,
+  'OldPasswordRejected.v1': SECURITY,
+  'AccessForbidden.v1': SECURITY,
+  'RateLimited.v1': SECURITY,
+  'ResetTokenRejected.v1': SECURITY,
+  'AuditRead.v1': SECURITY,
 };
 
 /** Names that hold credentials or their hashes; `…Id` names (tokenId) are identifiers, not secrets. */
@@ -79,10 +97,17 @@ const SECRET_VALUE = /^\$argon2|^[0-9a-f]{64}$/;
 /**
  * Fields reviewed as not secret although their name says hash. The e-mail hash of a reset
  * request is also its stream's name (`resetrequest-<hash>`), shown in every record: redacting it
- * in the data would hide nothing.
+ * in the data would hide nothing. A security event's e-mail hash is keyed with the server secret,
+ * so it tells an auditor which events share an address without a way to test guesses.
  */
 const REVIEWED_NOT_SECRET: Partial<Record<ChronicleEventType, readonly string[]>> = {
   'PasswordResetRequested.v1': ['emailHash'],
+  'LoginFailed.v1': ['emailHash'],
+  'OldPasswordRejected.v1': ['emailHash'],
+  'AccessForbidden.v1': ['emailHash'],
+  'RateLimited.v1': ['emailHash'],
+  'ResetTokenRejected.v1': ['emailHash'],
+  'AuditRead.v1': ['emailHash'],
 };
 
 const types = Object.keys(EVENT_SCHEMAS) as ChronicleEventType[];
@@ -143,6 +168,20 @@ describe('secret fields of every event type', () => {
 });
 
 describe('toAuditRecord', () => {
+  it("shows the provenance of a write: the client's request id and how its caller authenticated", () => {
+    const event = recorded('EmailReserved.v1', { accountId: 'a-1' });
+    event.metadata = {
+      ...event.metadata,
+      clientRequestId: 'client-7',
+      auth: { method: 'bearer', tokenId: 't-3' },
+    };
+    expect(toAuditRecord(event)).toMatchObject({
+      correlationId: 'req-1',
+      clientRequestId: 'client-7',
+      auth: { method: 'bearer', tokenId: 't-3' },
+    });
+  });
+
   it('shows position, stream, revision, type and metadata', () => {
     expect(toAuditRecord(recorded('EmailReserved.v1', { accountId: 'a-1' }))).toEqual({
       position: '17',
@@ -153,6 +192,8 @@ describe('toAuditRecord', () => {
       actor: 'a-9',
       correlationId: 'req-1',
       causationId: null,
+      clientRequestId: null,
+      auth: null,
       data: { accountId: 'a-1' },
     });
   });

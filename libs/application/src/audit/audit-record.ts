@@ -1,5 +1,5 @@
-import { EVENT_SCHEMAS, isChronicleEventType } from '@chronicle/domain';
-import { EventData, formatPosition, RecordedEvent } from '@chronicle/event-store';
+import { eventSchemaOf } from '@chronicle/domain';
+import { AuthProvenance, EventData, formatPosition, RecordedEvent } from '@chronicle/event-store';
 
 export const REDACTED = '[redacted]';
 
@@ -13,6 +13,9 @@ export interface AuditRecord {
   actor: string;
   correlationId: string;
   causationId: string | null;
+  /** Provenance: the client's own X-Request-Id, and how the writer authenticated (null before recorded). */
+  clientRequestId: string | null;
+  auth: AuthProvenance | null;
   data: EventData;
 }
 
@@ -22,9 +25,7 @@ export interface AuditRecord {
  * what it holds is unknown, so nothing of it is shown.
  */
 export function redactEventData(type: string, data: EventData): EventData {
-  const secretFields: readonly string[] = isChronicleEventType(type)
-    ? EVENT_SCHEMAS[type].secretFields
-    : Object.keys(data);
+  const secretFields: readonly string[] = eventSchemaOf(type)?.secretFields ?? Object.keys(data);
   if (secretFields.length === 0) return data;
   const redacted: EventData = { ...data };
   for (const field of secretFields) {
@@ -43,6 +44,8 @@ export function toAuditRecord(event: RecordedEvent): AuditRecord {
     actor: event.metadata.actor,
     correlationId: event.metadata.correlationId,
     causationId: event.metadata.causationId ?? null,
+    clientRequestId: event.metadata.clientRequestId ?? null,
+    auth: event.metadata.auth ?? null,
     data: redactEventData(event.type, event.data),
   };
 }

@@ -4,6 +4,7 @@ import { EsdbEventStore } from '@chronicle/event-store';
 import { EsdbDouble, startEsdbDouble } from '../../../../test/doubles/esdb/esdb-double';
 import { ConcurrencyConflictError } from './application-errors';
 import { SystemClock } from './clock';
+import { SYSTEM_AUTH } from './command-context';
 import { EventSourcedRepository } from './event-sourced-repository';
 
 // A remote store (EventStoreDB, here its gRPC double): reads and appends of concurrent commands
@@ -12,7 +13,7 @@ describe('EventSourcedRepository on a remote event store', () => {
   let double: EsdbDouble;
   let store: EsdbEventStore;
   let repository: EventSourcedRepository;
-  const context = { actor: 'system', correlationId: 'repository-spec' };
+  const context = { actor: 'system', correlationId: 'repository-spec', auth: SYSTEM_AUTH };
 
   beforeAll(async () => {
     double = await startEsdbDouble();

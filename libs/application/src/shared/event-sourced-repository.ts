@@ -64,6 +64,8 @@ export function toNewEvent(event: DomainEvent, context: CommandContext, now: Dat
     metadata: {
       actor: context.actor,
       correlationId: context.correlationId,
+      ...(context.clientRequestId ? { clientRequestId: context.clientRequestId } : {}),
+      auth: context.auth,
       causationId: context.causationId ?? null,
       occurredAt: now.toISOString(),
       // The request (or saga step) that wrote it, when traced: from its events to its trace.

@@ -1,4 +1,6 @@
 import { Role } from '@chronicle/domain';
+import { AuthProvenance } from '@chronicle/event-store';
+import { ANONYMOUS_ACTOR, CommandContext } from './command-context';
 
 /** The authenticated account a request acts for. */
 export interface Principal {
@@ -16,7 +18,24 @@ export interface Principal {
 
 export const isAdmin = (principal: Principal): boolean => principal.roles.includes('admin');
 
-export const contextOf = (principal: Principal, correlationId: string) => ({
-  actor: principal.accountId,
-  correlationId,
+/** How a caller authenticated, as its writes record it: the token's id, never the token. */
+export const authOf = (principal: Principal | null): AuthProvenance =>
+  principal === null
+    ? { method: 'none', tokenId: null }
+    : { method: principal.method, tokenId: principal.tokenId ?? null };
+
+/** The ids the server and the client gave a request. */
+export interface RequestIds {
+  /** Made by the server: the correlation id of the request's writes. */
+  correlationId: string;
+  /** The client's own X-Request-Id, if it sent one. */
+  clientRequestId: string | null;
+}
+
+/** The one place an HTTP caller becomes the metadata of the events its request writes. */
+export const requestContext = (principal: Principal | null, ids: RequestIds): CommandContext => ({
+  actor: principal?.accountId ?? ANONYMOUS_ACTOR,
+  correlationId: ids.correlationId,
+  clientRequestId: ids.clientRequestId,
+  auth: authOf(principal),
 });

@@ -2,7 +2,7 @@ import { AlreadyExistsError, NotFoundError, ValidationError } from '../shared/do
 import { specFor } from '../shared/decider.spec-helper';
 import { emailStreamName } from '../shared/values';
 import { accountDecider } from './account.aggregate';
-import { AccountOpened, AccessTokenIssued, AccessTokenRevoked } from './account.events';
+import { AccountOpened, AccessTokenIssued, AccessTokenRevoked, Role } from './account.events';
 import { checkPassword } from './password-policy';
 
 const given = specFor(accountDecider);
@@ -18,7 +18,7 @@ const opened: AccountOpened = {
     openedAt: T0,
   },
 };
-const open = (email: unknown, roles: ('user' | 'admin')[] = []) => ({
+const open = (email: unknown, roles: Role[] = []) => ({
   type: 'OpenAccount' as const,
   accountId: 'a-1',
   userId: 'u-1',
@@ -42,6 +42,19 @@ describe('Account', () => {
     given([])
       .when(open('ada@example.com', ['admin']))
       .then([{ ...opened, data: { ...opened.data, email: 'ada@example.com', roles: ['user', 'admin'] } }]);
+  });
+
+  it('opens an auditor account with the auditor role alone: it reads, and does nothing else', () => {
+    given([])
+      .when(open('ada@example.com', ['auditor']))
+      .then([{ ...opened, data: { ...opened.data, email: 'ada@example.com', roles: ['auditor'] } }]);
+    for (const other of ['user', 'admin'] as const) {
+      given([])
+        .when(open('ada@example.com', ['auditor', other]))
+        .thenFails(ValidationError, {
+          errors: [{ field: 'roles', message: 'an auditor holds no other role' }],
+        });
+    }
   });
 
   it('refuses an invalid address and a second opening', () => {

@@ -84,7 +84,13 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
     if (state.exists) throw new AlreadyExistsError(`Account ${command.accountId}`);
     const email = checkEmail('email', command.email);
     if (isFieldError(email)) throw new ValidationError([email]);
-    const roles: Role[] = command.roles.includes('user') ? command.roles : ['user', ...command.roles];
+    if (command.roles.includes('auditor') && command.roles.some((role) => role !== 'auditor')) {
+      throw new ValidationError([{ field: 'roles', message: 'an auditor holds no other role' }]);
+    }
+    const roles: Role[] =
+      command.roles.includes('user') || command.roles.includes('auditor')
+        ? command.roles
+        : ['user', ...command.roles];
     return [
       {
         type: 'AccountOpened.v1',

@@ -1,6 +1,7 @@
 import { DomainEvent } from '../shared/event';
 
-export type Role = 'user' | 'admin';
+/** `auditor`: reads the history and nothing else, so an auditor account holds no other role. */
+export type Role = 'user' | 'admin' | 'auditor';
 
 export type AccountOpened = DomainEvent<
   'AccountOpened.v1',

@@ -95,6 +95,14 @@ describe('UpcastingEventStore', () => {
     expect(shapes(await inner.readStream('thing-1')).map((e) => e.type)).toEqual(['Thing.v1', 'Thing.v2']);
   });
 
+  it('reads as stored through asStored(): the adapter itself, no upcasting', async () => {
+    expect(store.asStored()).toBe(inner);
+    expect(inner.asStored()).toBe(inner);
+    const raw: RecordedEvent[] = [];
+    for await (const recorded of store.asStored().readAll({ eventTypes: ['Thing.v1'] })) raw.push(recorded);
+    expect(shapes(raw)).toEqual([{ type: 'Thing.v1', data: { name: 'old' } }]);
+  });
+
   it('upcasts readStream', async () => {
     expect(shapes(await store.readStream('thing-1'))).toEqual(expected);
   });

@@ -99,6 +99,11 @@ export class UpcastingEventStore extends EventStore {
     };
   }
 
+  /** Reads without the upcasting: the adapter underneath, as stored. */
+  override asStored(): EventStore {
+    return this.inner.asStored();
+  }
+
   override headPosition(): Promise<Position | null> {
     return this.inner.headPosition();
   }

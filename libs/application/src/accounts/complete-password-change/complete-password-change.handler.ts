@@ -1,7 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { passwordChangeDecider, passwordChangeStreamName } from '@chronicle/domain';
 import { Mailer, passwordChangedEmail } from '@chronicle/mail';
-import { SYSTEM_ACTOR } from '../../shared/command-context';
+import { followUpContext } from '../../shared/command-context';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { AccountDirectory } from '../account-directory';
 import { CompletePasswordChangeCommand } from './complete-password-change.command';
@@ -23,11 +23,7 @@ export class CompletePasswordChangeHandler implements ICommandHandler<CompletePa
     const changedAt = 'resetAt' in change.data ? change.data.resetAt : change.data.changedAt;
     const { accountId } = change.data;
     const stream = passwordChangeStreamName(change.id);
-    const context = {
-      actor: SYSTEM_ACTOR,
-      correlationId: change.metadata.correlationId,
-      causationId: change.id,
-    };
+    const context = followUpContext(change);
     const completed = await this.repository.handle(
       passwordChangeDecider,
       stream,

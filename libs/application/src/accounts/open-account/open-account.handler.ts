@@ -17,7 +17,13 @@ import {
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { PasswordHasher } from '../../shared/security.ports';
 import { AccountDirectory } from '../account-directory';
-import { OpenAccountCommand, OpenAccountResult } from './open-account.command';
+import { AccountKind, OpenAccountCommand, OpenAccountResult } from './open-account.command';
+
+const ROLES_OF: Record<AccountKind, Role[]> = {
+  user: ['user'],
+  admin: ['user', 'admin'],
+  auditor: ['auditor'],
+};
 
 @CommandHandler(OpenAccountCommand)
 export class OpenAccountHandler implements ICommandHandler<OpenAccountCommand, OpenAccountResult> {
@@ -41,7 +47,7 @@ export class OpenAccountHandler implements ICommandHandler<OpenAccountCommand, O
     if (passwordError) errors.push(passwordError);
     if (isFieldError(email) || fields === undefined || errors.length > 0) throw new ValidationError(errors);
 
-    const roles: Role[] = command.admin ? ['user', 'admin'] : ['user'];
+    const roles: Role[] = ROLES_OF[command.kind];
     const accountId = randomUUID();
     const userId = randomUUID();
     const passwordHash = await this.hasher.hash(command.password as string);

@@ -3,7 +3,7 @@ import { ChronicleConfig } from '@chronicle/config';
 import { passwordResetStreamName, resetRequestDecider } from '@chronicle/domain';
 import { Mailer, passwordResetEmail } from '@chronicle/mail';
 import { Clock } from '../../shared/clock';
-import { SYSTEM_ACTOR } from '../../shared/command-context';
+import { followUpContext } from '../../shared/command-context';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { AccountDirectory } from '../account-directory';
 import { resetTokenFor } from '../reset-token';
@@ -28,11 +28,7 @@ export class SendPasswordResetEmailHandler implements ICommandHandler<SendPasswo
 
   async execute({ request }: SendPasswordResetEmailCommand): Promise<void> {
     const stream = passwordResetStreamName(request.id);
-    const context = {
-      actor: SYSTEM_ACTOR,
-      correlationId: request.metadata.correlationId,
-      causationId: request.id,
-    };
+    const context = followUpContext(request);
     const { token, tokenHash } = resetTokenFor(request.id, this.config.tokenSecret);
     const account = await this.directory.findByEmailHashBefore(request.data.emailHash, request.position);
     const { state } = await this.repository.handle(

@@ -18,10 +18,11 @@ export class ListAuditEventsHandler implements IQueryHandler<ListAuditEventsQuer
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_AUDIT_LIMIT) {
       throw new RangeError(`limit must be from 1 to ${MAX_AUDIT_LIMIT}`);
     }
+    const store = filter.raw ? this.store.asStored() : this.store;
     const events: AsyncIterable<RecordedEvent> | RecordedEvent[] =
       filter.stream === undefined
-        ? this.store.readAll(filter.after ? { after: filter.after } : {})
-        : await this.store.readStream(filter.stream);
+        ? store.readAll(filter.after ? { after: filter.after } : {})
+        : await store.readStream(filter.stream);
     const matches: RecordedEvent[] = [];
     let scanned = 0;
     let last: Position | null = null;

@@ -11,6 +11,8 @@ export interface AuditFilter {
   actor?: string;
   /** Exclusive: only events after this position. */
   after?: Position;
+  /** Events as stored, before upcasting (types and data of older versions as they were written). */
+  raw?: boolean;
 }
 
 export interface AuditPage {

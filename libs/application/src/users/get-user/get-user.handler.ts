@@ -3,8 +3,24 @@ import { NotFoundError, userStreamName } from '@chronicle/domain';
 import { EventStore } from '@chronicle/event-store';
 import { foldUserDocument, ReadStore, UserDocument } from '@chronicle/read-models';
 import { ForbiddenError } from '../../shared/application-errors';
-import { isAdmin } from '../../shared/principal';
+import { isAdmin, Principal } from '../../shared/principal';
+import { AsOf } from '../get-user-as-of/get-user-as-of.query';
+import { userAsOf } from '../get-user-as-of/get-user-as-of.handler';
 import { GetUserQuery } from './get-user.query';
+
+/** Who may read which user: an admin any; a user its own; past states for admins and auditors. */
+function checkAccess(principal: Principal, userId: string, asOf: AsOf | undefined): void {
+  if (isAdmin(principal)) return;
+  if (asOf !== undefined) {
+    if (!principal.roles.includes('auditor')) {
+      throw new ForbiddenError('Only administrators and auditors read users as they were');
+    }
+    return;
+  }
+  if (!principal.roles.includes('user') || principal.userId !== userId) {
+    throw new ForbiddenError('You may read only your own user');
+  }
+}
 
 /**
  * A user from the users read model, brought up to date with its stream: read your own writes on
@@ -12,6 +28,8 @@ import { GetUserQuery } from './get-user.query';
  * reflects; the events after it (none, nearly always) are read from the event store, which has
  * every acknowledged write, and folded in by the projection itself. Costs one document read and
  * one read of the stream's tail; a lagging read model adds only the events it lacks.
+ *
+ * As of a past moment: userAsOf, the stream's events up to it folded by the same projection.
  */
 @QueryHandler(GetUserQuery)
 export class GetUserHandler implements IQueryHandler<GetUserQuery, UserDocument> {
@@ -20,11 +38,15 @@ export class GetUserHandler implements IQueryHandler<GetUserQuery, UserDocument>
     private readonly events: EventStore,
   ) {}
 
-  async execute({ userId, principal }: GetUserQuery): Promise<UserDocument> {
-    // Checked before anything is read, so a non-admin learns nothing about other users.
-    if (!isAdmin(principal) && principal.userId !== userId) {
-      throw new ForbiddenError('You may read only your own user');
-    }
+  async execute({ userId, principal, asOf }: GetUserQuery): Promise<UserDocument> {
+    // Checked before anything is read, so a caller learns nothing about users it may not read.
+    checkAccess(principal, userId, asOf);
+    const user = asOf === undefined ? await this.current(userId) : await userAsOf(this.events, userId, asOf);
+    if (user === null) throw new NotFoundError('User');
+    return user;
+  }
+
+  private async current(userId: string): Promise<UserDocument | null> {
     // The document first: whatever the tail read after it holds is newer, never older.
     const stored = await this.readStore.getUser(userId);
     // A document written before documents carried their revision is rebuilt from the stream.
@@ -32,8 +54,6 @@ export class GetUserHandler implements IQueryHandler<GetUserQuery, UserDocument>
     const tail = await this.events.readStream(userStreamName(userId), {
       fromRevision: base === null ? 0 : base.revision + 1,
     });
-    const user = foldUserDocument(userId, base, tail);
-    if (user === null) throw new NotFoundError('User');
-    return user;
+    return foldUserDocument(userId, base, tail);
   }
 }

@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ChronicleConfig } from '@chronicle/config';
+import { EventStore, RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
+import { Clock } from '../shared/clock';
+import { MAX_SECURITY_KEYS, SecurityEvents, SecurityObservation } from './security-events';
+
+class ManualClock extends Clock {
+  constructor(public time = Date.parse('2026-11-24T03:00:10.000Z')) {
+    super();
+  }
+  now(): Date {
+    return new Date(this.time);
+  }
+}
+
+const seen = (overrides: Partial<SecurityObservation> = {}): SecurityObservation => ({
+  email: 'Ada@Example.com',
+  accountId: null,
+  client: '192.0.2.7',
+  userAgent: 'curl/8.5.0',
+  route: 'GET /customers',
+  ...overrides,
+});
+
+describe('SecurityEvents', () => {
+  let dir: string;
+  let store: EventStore;
+  let clock: ManualClock;
+  let events: SecurityEvents;
+
+  const recorded = async (): Promise<RecordedEvent[]> => {
+    const all: RecordedEvent[] = [];
+    for await (const event of store.readAll()) all.push(event);
+    return all;
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'security-events-'));
+    store = SqliteEventStore.open(dir);
+    clock = new ManualClock();
+    events = new SecurityEvents(store, clock, { tokenSecret: Buffer.alloc(32, 7) } as ChronicleConfig);
+  });
+  afterEach(async () => {
+    await events.beforeApplicationShutdown();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('coalesces one key within a minute into one event with a count, first and last time', async () => {
+    events.observe('LoginFailed.v1', seen());
+    clock.time += 5_000;
+    events.observe('LoginFailed.v1', seen({ email: ' ada@example.com ', userAgent: 'other' }));
+    clock.time += 5_000;
+    events.observe('LoginFailed.v1', seen());
+    await events.flush();
+    const [event, ...more] = await recorded();
+    expect(more).toEqual([]);
+    expect(event.stream).toBe('security-2026-11-24');
+    expect(event.type).toBe('LoginFailed.v1');
+    expect(event.data).toEqual({
+      emailHash: events.emailHashOf('ada@example.com'),
+      accountId: null,
+      client: '192.0.2.7',
+      userAgent: 'curl/8.5.0',
+      route: 'GET /customers',
+      count: 3,
+      firstAt: '2026-11-24T03:00:10.000Z',
+      lastAt: '2026-11-24T03:00:20.000Z',
+      overflow: false,
+    });
+    expect(event.metadata).toMatchObject({ actor: 'system', auth: { method: 'system', tokenId: null } });
+  });
+
+  it('keeps kinds, clients, accounts and routes apart, and starts again after a flush', async () => {
+    events.observe('LoginFailed.v1', seen());
+    events.observe('RateLimited.v1', seen());
+    events.observe('LoginFailed.v1', seen({ client: '198.51.100.1' }));
+    events.observe('AccessForbidden.v1', seen({ email: null, accountId: 'a-1', route: 'GET /users' }));
+    await events.flush();
+    events.observe('LoginFailed.v1', seen());
+    await events.flush();
+    await events.flush();
+    const all = await recorded();
+    expect(all.map((event) => [event.type, event.data.count])).toEqual([
+      ['LoginFailed.v1', 1],
+      ['RateLimited.v1', 1],
+      ['LoginFailed.v1', 1],
+      ['AccessForbidden.v1', 1],
+      ['LoginFailed.v1', 1],
+    ]);
+    expect(all[3].data).toMatchObject({ emailHash: null, accountId: 'a-1', route: 'GET /users' });
+  });
+
+  it('never stores the address, only a hash keyed with the server secret', async () => {
+    events.observe('ResetTokenRejected.v1', seen({ email: 'secret.person@example.com' }));
+    await events.flush();
+    const text = JSON.stringify((await recorded()).map(({ data, metadata }) => ({ data, metadata })));
+    expect(text).not.toContain('secret.person');
+    // Not the plain SHA-256 anyone could compute from a guess...
+    const plain = createHash('sha256').update('secret.person@example.com').digest('hex');
+    expect(text).not.toContain(plain);
+    // ...and another secret gives another hash.
+    const other = new SecurityEvents(store, clock, { tokenSecret: Buffer.alloc(32, 8) } as ChronicleConfig);
+    expect(other.emailHashOf('secret.person@example.com')).not.toBe(
+      events.emailHashOf('secret.person@example.com'),
+    );
+  });
+
+  it('holds at most MAX_SECURITY_KEYS keys, counting a flood of distinct keys in one overflow per kind', async () => {
+    const flood = MAX_SECURITY_KEYS * 3;
+    for (let i = 0; i < flood; i++) events.observe('LoginFailed.v1', seen({ email: `user${i}@example.com` }));
+    events.observe('AuditRead.v1', seen({ email: null, accountId: 'a-9' }));
+    await events.flush();
+    const all = await recorded();
+    expect(all).toHaveLength(MAX_SECURITY_KEYS + 2);
+    const overflows = all.filter((event) => event.data.overflow === true);
+    expect(overflows.map((event) => [event.type, event.data.count, event.data.client])).toEqual([
+      ['LoginFailed.v1', flood - MAX_SECURITY_KEYS, 'many'],
+      ['AuditRead.v1', 1, 'many'],
+    ]);
+    const counted = all.reduce((sum, event) => sum + (event.data.count as number), 0);
+    expect(counted).toBe(flood + 1);
+  });
+
+  it('flushes what is pending on shutdown', async () => {
+    events.observe('AuditRead.v1', seen({ accountId: 'a-1' }));
+    await events.beforeApplicationShutdown();
+    expect((await recorded()).map((event) => event.type)).toEqual(['AuditRead.v1']);
+  });
+});

@@ -1,0 +1,165 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { ChronicleConfig } from '@chronicle/config';
+import { normaliseEmail, SecurityEventData, SecurityEventType, securityStreamName } from '@chronicle/domain';
+import { EventStore } from '@chronicle/event-store';
+import { Clock } from '../shared/clock';
+import { SYSTEM_ACTOR, SYSTEM_AUTH } from '../shared/command-context';
+import { toNewEvent } from '../shared/event-sourced-repository';
+
+/** What the edge saw of one request that a security event counts. */
+export interface SecurityObservation {
+  /** The address the request named or authenticated with, as sent; hashed here, never kept. */
+  email: string | null;
+  accountId: string | null;
+  client: string;
+  userAgent: string | null;
+  /** Method and route template, e.g. `GET /api/v1/audit/events`. */
+  route: string;
+}
+
+/** Distinct keys held for the current minute; past it, requests are counted in one overflow per kind. */
+export const MAX_SECURITY_KEYS = 1000;
+export const SECURITY_MINUTE_MS = 60_000;
+const MAX_USER_AGENT_CHARS = 200;
+const MAX_ROUTE_CHARS = 300;
+
+interface Pending {
+  type: SecurityEventType;
+  data: SecurityEventData;
+}
+
+/**
+ * Security events (failed logins, wrong old passwords, 403s, 429s, rejected reset tokens, audit
+ * reads), coalesced: one event per kind, e-mail hash, account, client and route and minute, with
+ * a count. The state is bounded (MAX_SECURITY_KEYS keys, then one overflow entry per kind), so a
+ * flood costs O(1) memory per request and at most MAX_SECURITY_KEYS + 6 events per minute and
+ * process. Flushed as one append to the day's `security-<date>` stream at the end of each minute
+ * and on shutdown; a crash loses the counts of the minute under way (never a client's write).
+ */
+@Injectable()
+export class SecurityEvents implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('SecurityEvents');
+  private readonly emailKey: Buffer;
+  private pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    config: ChronicleConfig,
+  ) {
+    // A key of its own, derived from the server secret: the hashes are no use for anything else.
+    this.emailKey = createHmac('sha256', config.tokenSecret).update('chronicle:security-email-hash').digest();
+  }
+
+  /** Keyed hash of a normalised address: the same for the same address, and only the server can compute it. */
+  emailHashOf(email: string): string {
+    return createHmac('sha256', this.emailKey).update(normaliseEmail(email)).digest('hex');
+  }
+
+  /** Counts one request; O(1), never waits, never throws. */
+  observe(type: SecurityEventType, observation: SecurityObservation): void {
+    const now = this.clock.now().toISOString();
+    const emailHash = observation.email === null ? null : this.emailHashOf(observation.email);
+    const route = observation.route.slice(0, MAX_ROUTE_CHARS);
+    const key = [type, emailHash, observation.accountId, observation.client, route].join('\0');
+    const known = this.pending.get(key);
+    if (known) {
+      known.data.count++;
+      known.data.lastAt = now;
+      return;
+    }
+    if (this.pending.size >= MAX_SECURITY_KEYS) {
+      this.overflow(type, route, now);
+      return;
+    }
+    this.pending.set(key, {
+      type,
+      data: {
+        emailHash,
+        accountId: observation.accountId,
+        client: observation.client,
+        userAgent: observation.userAgent?.slice(0, MAX_USER_AGENT_CHARS) ?? null,
+        route,
+        count: 1,
+        firstAt: now,
+        lastAt: now,
+        overflow: false,
+      },
+    });
+    this.schedule();
+  }
+
+  /** Past the bound: one entry per kind counts every request whose key did not fit. */
+  private overflow(type: SecurityEventType, route: string, now: string): void {
+    const key = `${type}\0overflow`;
+    const entry = this.pending.get(key);
+    if (entry) {
+      entry.data.count++;
+      entry.data.lastAt = now;
+      return;
+    }
+    this.pending.set(key, {
+      type,
+      data: {
+        emailHash: null,
+        accountId: null,
+        client: 'many',
+        userAgent: null,
+        route,
+        count: 1,
+        firstAt: now,
+        lastAt: now,
+        overflow: true,
+      },
+    });
+  }
+
+  /** Flushes at the end of the minute in which the first of the pending requests came. */
+  private schedule(): void {
+    if (this.timer !== null) return;
+    const now = this.clock.now().getTime();
+    const wait = SECURITY_MINUTE_MS - (now % SECURITY_MINUTE_MS);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+    }, wait);
+    this.timer.unref();
+  }
+
+  /** Appends what is pending, one event per key, in one append; flushes run one at a time. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.append());
+    return this.flushing;
+  }
+
+  private async append(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const entries = [...this.pending.values()];
+    this.pending = new Map();
+    const now = this.clock.now();
+    const context = { actor: SYSTEM_ACTOR, correlationId: `security-${randomUUID()}`, auth: SYSTEM_AUTH };
+    try {
+      await this.store.append(
+        securityStreamName(now),
+        entries.map((entry) => toNewEvent({ type: entry.type, data: entry.data }, context, now)),
+        'any',
+      );
+    } catch (error) {
+      // Not a client's write: said loudly, and the counts are dropped rather than grown without bound.
+      this.logger.error(
+        { err: error, events: entries.length },
+        `Could not record ${entries.length} security events`,
+      );
+    }
+  }
+
+  /** Before the stores close (their modules close on onApplicationShutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+}
