@@ -40,7 +40,7 @@ import { E2E_BACKEND, newDataDir } from './support/test-app';
 // The projector process on the doubles: what the production shape adds to the embedded default.
 const describeOnDoubles = E2E_BACKEND === 'doubles' ? describe : describe.skip;
 
-jest.setTimeout(90_000);
+jest.setTimeout(150_000);
 
 // Long enough that a renewal outlasts the MongoDB double's slowest bulk write under load.
 const LEASE_TTL_SECONDS = 3;
@@ -338,7 +338,8 @@ async function checkpointOf(db: Db): Promise<Position | null> {
     : null;
 }
 
-async function waitForCheckpoint(db: Db, head: Position, ms = 20_000): Promise<void> {
+/** A generous ceiling: a projector started from source on 2 busy cores, a lease to take over, then a replay. */
+async function waitForCheckpoint(db: Db, head: Position, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     const checkpoint = await checkpointOf(db);
