@@ -5,6 +5,7 @@ import {
   type NewEvent,
   type Position,
   type RecordedEvent,
+  verifyChain,
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
 import { randomUUID } from 'node:crypto';
@@ -262,6 +263,67 @@ export function describeEventStoreContract(
         expect(retry).toEqual(first);
         expect(lateRetry).toEqual(first);
         expect((await store.readStream(stream)).map((e) => e.revision)).toEqual([0, 1, 2, 3]);
+      });
+    });
+
+    describe('recorded time and hash chain', () => {
+      it('records a time of its own that never decreases with position, whatever the writer says', async () => {
+        const streams = [streamName(), streamName()];
+        const head = await store.headPosition();
+        const other = await harness.openAnother();
+        const started = Date.now();
+        const backdated = newEvent();
+        backdated.metadata.occurredAt = '2001-03-01T00:00:00.000Z';
+        await store.append(streams[0], [backdated], 'no_stream');
+        await Promise.all([
+          ...Array.from({ length: 5 }, (_, i) => store.append(streams[0], [newEvent()], 'any').then(() => i)),
+          ...Array.from({ length: 5 }, () => other.append(streams[1], [newEvent()], 'any')),
+        ]);
+
+        const read = await readAllOf(streams, head);
+
+        expect(read).toHaveLength(11);
+        const times = read.map((e) => e.recordedAt);
+        for (const time of times) expect(time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        expect([...times].sort()).toEqual(times);
+        expect(Date.parse(times[0])).toBeGreaterThanOrEqual(started - 60_000);
+        expect(read[0].metadata.occurredAt).toBe('2001-03-01T00:00:00.000Z');
+      });
+
+      it("chains every event's hash to its predecessor in the store's scope, across clients", async () => {
+        const [a, b] = [streamName(), streamName()];
+        const other = await harness.openAnother();
+        await store.append(a, newEvents(2), 'no_stream');
+        await other.append(b, newEvents(2), 'no_stream');
+        await store.append(b, [newEvent()], 1);
+        await other.append(a, [newEvent()], 'stream_exists');
+
+        const verification = await verifyChain(store.readChain(), store.chainScope);
+        const events = [...(await store.readStream(a)), ...(await store.readStream(b))];
+        const links = new Map<string, string>();
+        for await (const link of store.readChain()) links.set(link.id, link.hash);
+
+        expect(verification).toMatchObject({ broken: null, sealMismatch: null });
+        expect(verification.events).toBeGreaterThanOrEqual(6);
+        expect(new Set(events.map((e) => e.hash)).size).toBe(6);
+        for (const event of events) {
+          expect(event.hash).toMatch(/^[0-9a-f]{64}$/);
+          expect(links.get(event.id)).toBe(event.hash);
+        }
+      });
+
+      it('gives a retried append the hashes it had: the chain holds after the retry', async () => {
+        const stream = streamName();
+        await store.append(stream, [newEvent()], 'no_stream');
+        const events = newEvents(2);
+        await store.append(stream, events, 0);
+        const before = await store.readStream(stream);
+        await store.append(stream, events, 0);
+
+        expect(await store.readStream(stream)).toEqual(before);
+        await expect(verifyChain(store.readChain(), store.chainScope)).resolves.toMatchObject({
+          broken: null,
+        });
       });
     });
 

@@ -101,8 +101,10 @@ describe('EsdbEventStore on the gRPC double', () => {
         [store.append(`missing-${randomUUID()}`, [newEvent()], 4), 4, 'no_stream'],
       ] as const;
 
-      for (const [attempt, expected, actual] of cases) {
-        const error: unknown = await attempt.catch((e: unknown) => e);
+      // Each outcome taken as it comes: a rejection waiting for its turn would be unhandled.
+      const outcomes = cases.map(([attempt]) => attempt.catch((e: unknown) => e));
+      for (const [index, [, expected, actual]] of cases.entries()) {
+        const error: unknown = await outcomes[index];
         expect(error).toBeInstanceOf(WrongExpectedRevisionError);
         expect(error).toMatchObject({ expected, actual });
       }

@@ -1,3 +1,4 @@
+import type { ChainLink, ChainScope } from './integrity/history-chain';
 import { Position } from './position';
 
 /** What every event carries besides its data (ARCHITECTURE.md, "Event model"). */
@@ -38,6 +39,13 @@ export interface RecordedEvent<D extends EventData = EventData> extends NewEvent
   /** 0-based index of the event in its stream. */
   revision: number;
   position: Position;
+  /**
+   * RFC 3339 UTC, assigned by the store when it wrote the event (the embedded store in the
+   * append's transaction, never decreasing with position; EventStoreDB: the server's `created`).
+   */
+  recordedAt: string;
+  /** SHA-256 (hex) chaining the event to its predecessor (integrity/history-chain.ts). */
+  hash: string;
 }
 
 /**
@@ -161,6 +169,15 @@ export abstract class EventStore {
   endPosition(): Promise<Position | null> {
     return this.headPosition();
   }
+
+  /** What each event's hash chains to: the whole log's predecessor, or the stream's. */
+  abstract readonly chainScope: ChainScope;
+
+  /**
+   * Every event in global order as the chain covers it: as stored, never upcast, for
+   * verification (integrity/chain-verifier.ts).
+   */
+  abstract readChain(): AsyncIterable<ChainLink>;
 
   /** Resolves when the store answers; for readiness checks. */
   abstract ping(): Promise<void>;

@@ -3,9 +3,18 @@ import { CqrsModule, QueryBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { AuditModule, AuditRecord, ListAuditEventsQuery, MAX_AUDIT_LIMIT } from '@chronicle/application';
+import {
+  AuditModule,
+  AuditRecord,
+  ListAuditEventsQuery,
+  MAX_AUDIT_LIMIT,
+  parseSeal,
+  SealHistoryQuery,
+  VerifyHistoryQuery,
+} from '@chronicle/application';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
 import { EventStoreModule, InvalidPositionError, parsePosition, Position } from '@chronicle/event-store';
+import { readFileSync } from 'node:fs';
 import { printError, printJson } from '../output';
 import { CommandFailedError } from './command-failed.error';
 
@@ -45,9 +54,61 @@ function limitOption(value: string): number {
   return Number(value);
 }
 
+/** Runs `work` in the audit's application context: the event store and the audit only. */
+async function withAudit<T>(config: ChronicleConfig, work: (queries: QueryBus) => Promise<T>): Promise<T> {
+  const app = await NestFactory.createApplicationContext(AuditCliModule.forRoot(config), {
+    logger: ['error'],
+  });
+  try {
+    return await work(app.get(QueryBus));
+  } finally {
+    await app.close();
+  }
+}
+
+/** A kept seal from `audit seal`; a file that holds none is a usage error. */
+function sealOption(file: string) {
+  let content: unknown;
+  try {
+    content = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new InvalidArgumentError(`cannot read a seal from ${file}: ${(error as Error).message}`);
+  }
+  const seal = parseSeal(content);
+  if (seal === null) {
+    throw new InvalidArgumentError(`${file} holds no seal { position, hash, recordedAt, signature }`);
+  }
+  return seal;
+}
+
+function registerIntegrityCommands(audit: Command, config: () => ChronicleConfig): void {
+  audit
+    .command('verify')
+    .description('Walk the hash chain and name the first broken position; exits 1 when broken')
+    .option(
+      '--seal <file>',
+      'also check a seal kept from `audit seal`: catches a history cut short',
+      sealOption,
+    )
+    .action(async (options: { seal?: ReturnType<typeof sealOption> }) => {
+      const result = await withAudit(config(), (queries) =>
+        queries.execute(new VerifyHistoryQuery(options.seal ?? null)),
+      );
+      printJson(result);
+      if (!result.ok) throw new CommandFailedError(1);
+    });
+  audit
+    .command('seal')
+    .description('Verify the chain, then print its signed head { position, hash, recordedAt, signature }')
+    .action(async () => {
+      printJson(await withAudit(config(), (queries) => queries.execute(new SealHistoryQuery())));
+    });
+}
+
 export function registerAuditCommand(program: Command, config: () => ChronicleConfig): void {
-  program
-    .command('audit')
+  const audit = program.command('audit');
+  registerIntegrityCommands(audit, config);
+  audit
     .description('The event history, oldest first, secrets redacted: one JSON object per line')
     .option('--stream <stream>', 'only this stream, e.g. user-<id>')
     .option('--type <type>', 'only this event type, e.g. UserPatched.v1')

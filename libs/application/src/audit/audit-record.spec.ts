@@ -105,6 +105,8 @@ function recorded(type: string, data: Record<string, unknown>): RecordedEvent {
     stream: 'account-a-1',
     revision: 3,
     position: position(17),
+    recordedAt: T,
+    hash: 'a'.repeat(64),
   };
 }
 

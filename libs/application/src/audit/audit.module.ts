@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { ListAuditEventsHandler } from './list-audit-events/list-audit-events.handler';
+import { SealHistoryHandler } from './seal-history/seal-history.handler';
+import { VerifyHistoryHandler } from './verify-history/verify-history.handler';
 
 /** The audit of the event history; needs only the EventStore port, so the CLI can host it too. */
 @Module({
   imports: [CqrsModule],
-  providers: [ListAuditEventsHandler],
+  providers: [ListAuditEventsHandler, VerifyHistoryHandler, SealHistoryHandler],
 })
 export class AuditModule {}

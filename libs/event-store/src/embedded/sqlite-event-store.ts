@@ -17,7 +17,9 @@ import {
 } from '../event-store.port';
 import { validateAppend } from '../append-validation';
 import { type Position, position } from '../position';
-import { EVENT_COLUMNS, type EventRow, toRecordedEvent } from './event-row';
+import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
+import { EVENT_COLUMNS, type EventRow, toChainLink, toRecordedEvent } from './event-row';
+import { prepareSchema, SCHEMA_VERSION } from './events-schema';
 import { type EventLog, type EventPage, SqliteSubscription } from './sqlite-subscription';
 
 export interface SqliteEventStoreOptions {
@@ -74,30 +76,11 @@ export class StoreLostError extends Error {
   }
 }
 
-const SCHEMA_VERSION = 1;
-
 /**
  * The write-ahead log is cut back to this size after each checkpoint, so that it never keeps the
  * space of a burst of writes: on a small disk that space may be what a recovery needs.
  */
 const WAL_SIZE_LIMIT_BYTES = 1024 * 1024;
-
-// No AUTOINCREMENT: a new rowid is max + 1, so rows of a rolled-back savepoint leave no gap.
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS store_identity (id INTEGER PRIMARY KEY CHECK (id = 1), store_id TEXT NOT NULL) STRICT;
-  CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), probed_at TEXT NOT NULL) STRICT;
-  CREATE TABLE IF NOT EXISTS events (
-    position INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    stream TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    type TEXT NOT NULL,
-    data TEXT NOT NULL,
-    metadata TEXT NOT NULL,
-    UNIQUE (stream, revision)
-  ) STRICT;
-  PRAGMA user_version = ${SCHEMA_VERSION};
-`;
 
 interface SerializedEvent {
   id: string;
@@ -122,6 +105,13 @@ interface Applied {
 
 type Outcome = ({ ok: true } & Applied) | { ok: false; error: unknown };
 
+/** The newest event as the chain needs it: where the next one goes, and what it chains to. */
+interface ChainHead {
+  position: number;
+  recordedAt: string;
+  hash: string;
+}
+
 interface Waiter {
   after: number;
   wake(): void;
@@ -134,7 +124,14 @@ interface Waiter {
  * only its own append (multi-event appends run in a savepoint of their own).
  */
 export class SqliteEventStore extends EventStore implements EventLog {
-  private readonly insertEvent: Database.Statement<[string, string, number, string, string, string]>;
+  private readonly insertEvent: Database.Statement<
+    [number, string, string, number, string, string, string, string, string]
+  >;
+  private readonly selectChainHead: Database.Statement<[], [number, string, string]>;
+  /** Read at the start of each commit (other processes append too), advanced by each append. */
+  private chainHead: ChainHead = { position: 0, recordedAt: '', hash: '' };
+  /** The recorded time of the commit under way: one clock reading per transaction. */
+  private commitTime = '';
   private readonly selectLastRevision: Database.Statement<[string], number | null>;
   private readonly selectById: Database.Statement<[string], [string, number, number]>;
   private readonly selectIdAt: Database.Statement<[string, number], [string, number]>;
@@ -170,8 +167,13 @@ export class SqliteEventStore extends EventStore implements EventLog {
     this.filterWindow = options.filterWindow ?? 50_000;
     this.observer = options.observer ?? null;
     this.insertEvent = db.prepare(
-      'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO events (position, id, stream, revision, type, data, metadata, recorded_at, hash)' +
+        ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    this.selectChainHead = db.prepare<[], [number, string, string]>(
+      'SELECT position, recorded_at, hash FROM events ORDER BY position DESC LIMIT 1',
+    );
+    this.selectChainHead.raw();
     this.selectLastRevision = db.prepare<[string], number | null>(
       'SELECT max(revision) FROM events WHERE stream = ?',
     );
@@ -199,6 +201,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
     );
     this.appendInSavepoint = db.transaction((request: PendingAppend) => this.appendOne(request));
     this.commitGroup = db.transaction((group: PendingAppend[], outcomes: Outcome[]) => {
+      this.startChain();
       for (const request of group) {
         try {
           // One INSERT is atomic by itself; a savepoint (about 15% of the cost) is for several.
@@ -242,7 +245,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
       if (mode !== 'wal') throw new Error(`${EVENTS_FILE}: cannot use WAL journal mode (got ${mode})`);
       db.pragma('synchronous = FULL');
       db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-      db.exec(SCHEMA);
+      prepareSchema(db, EVENTS_FILE);
       recordIdentity(db, dataDir, recorded);
       return new SqliteEventStore(db, options);
     } catch (error) {
@@ -337,6 +340,20 @@ export class SqliteEventStore extends EventStore implements EventLog {
     });
   }
 
+  override readonly chainScope = 'log';
+
+  override async *readChain(): AsyncGenerator<ChainLink> {
+    let cursor = 0;
+    for (;;) {
+      this.assertOpen();
+      const rows = this.selectAfter.all(cursor, this.readBatchSize);
+      for (const row of rows) yield toChainLink(row);
+      if (rows.length < this.readBatchSize) return;
+      cursor = rows[rows.length - 1][0];
+      await nextTurn();
+    }
+  }
+
   /** Commits appends already requested, ends every subscription, then closes the file. */
   override async close(): Promise<void> {
     if (this.closed) return;
@@ -423,20 +440,47 @@ export class SqliteEventStore extends EventStore implements EventLog {
       throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
     }
     let revision = current ?? -1;
-    let last = 0;
+    // Advanced only when every event is in: a failed savepoint leaves the head as it was.
+    let { position: last, hash } = this.chainHead;
+    const recordedAt = this.commitTime;
     for (const event of events) {
       revision++;
+      last++;
+      const link = { position: String(last), stream, revision, recordedAt, ...event };
+      hash = chainHash('log', link, hash);
       try {
-        last = Number(
-          this.insertEvent.run(event.id, stream, revision, event.type, event.data, event.metadata)
-            .lastInsertRowid,
+        this.insertEvent.run(
+          last,
+          event.id,
+          stream,
+          revision,
+          event.type,
+          event.data,
+          event.metadata,
+          recordedAt,
+          hash,
         );
       } catch (error) {
         if (isUniqueIdViolation(error)) throw new DuplicateEventIdError(stream, event.id);
         throw error;
       }
     }
+    this.chainHead = { position: last, recordedAt, hash };
     return { result: { nextExpectedRevision: revision, position: position(last) }, written: events.length };
+  }
+
+  /**
+   * Inside the commit's write lock: the newest event (another process may have written it) and
+   * this commit's recorded time, never before the newest event's.
+   */
+  private startChain(): void {
+    const head = this.selectChainHead.get();
+    this.chainHead =
+      head === undefined
+        ? { position: 0, recordedAt: '', hash: GENESIS_HASH }
+        : { position: head[0], recordedAt: head[1], hash: head[2] };
+    const now = new Date().toISOString();
+    this.commitTime = now > this.chainHead.recordedAt ? now : this.chainHead.recordedAt;
   }
 
   /**

@@ -11,6 +11,7 @@ import {
   SubscriptionMessage,
 } from '../event-store.port';
 import { traced } from '@chronicle/tracing';
+import type { ChainLink, ChainScope } from '../integrity/history-chain';
 import { Position } from '../position';
 import { UpcasterRegistry } from './upcaster-registry';
 
@@ -97,6 +98,15 @@ export class UpcastingEventStore extends EventStore {
         };
       },
     };
+  }
+
+  /** The chain covers events as stored: read from the adapter, never upcast. */
+  override get chainScope(): ChainScope {
+    return this.inner.chainScope;
+  }
+
+  override readChain(): AsyncIterable<ChainLink> {
+    return this.inner.readChain();
   }
 
   override headPosition(): Promise<Position | null> {
