@@ -2,6 +2,7 @@ import {
   comparePositions,
   type EventStore,
   type ExpectedRevision,
+  type LogQuery,
   type NewEvent,
   type Position,
   type RecordedEvent,
@@ -324,6 +325,71 @@ export function describeEventStoreContract(
         await expect(verifyChain(store.readChain(), store.chainScope)).resolves.toMatchObject({
           broken: null,
         });
+      });
+    });
+
+    describe('queryLog', () => {
+      /** Every page of `query` after `head`, following `next`, as event ids per page. */
+      async function pagesOf(query: Omit<LogQuery, 'after'>, after: Position | null): Promise<string[][]> {
+        const pages: string[][] = [];
+        let next: Position | null | undefined = after ?? undefined;
+        do {
+          const page = await store.queryLog({ ...query, after: next ?? undefined });
+          pages.push(page.events.map((e) => e.id));
+          next = page.next;
+        } while (next);
+        return pages;
+      }
+
+      it('answers an actor, a correlation id and several types, filling pages up to the limit', async () => {
+        const head = await store.headPosition();
+        const [actor, correlationId] = [randomUUID(), randomUUID()];
+        const stream = streamName();
+        const events = Array.from({ length: 12 }, (_, i) => {
+          const event = newEvent(
+            { i },
+            i % 3 === 0 ? 'QueriedA.v1' : i % 3 === 1 ? 'QueriedB.v1' : 'QueriedC.v1',
+          );
+          if (i % 4 === 0) event.metadata.actor = actor;
+          if (i === 5) event.metadata.correlationId = correlationId;
+          return event;
+        });
+        for (let i = 0; i < events.length; i++)
+          await store.append(stream, [events[i]], i === 0 ? 'no_stream' : i - 1);
+        const ids = (indexes: number[]) => indexes.map((i) => events[i].id);
+
+        expect((await pagesOf({ limit: 2, actor }, head)).flat()).toEqual(ids([0, 4, 8]));
+        expect(await pagesOf({ limit: 2, actor }, head)).toEqual([ids([0, 4]), ids([8])]);
+        expect(await pagesOf({ limit: 5, correlationId }, head)).toEqual([ids([5])]);
+        expect(await pagesOf({ limit: 3, eventTypes: ['QueriedA.v1', 'QueriedC.v1'] }, head)).toEqual([
+          ids([0, 2, 3]),
+          ids([5, 6, 8]),
+          ids([9, 11]),
+        ]);
+        expect(await pagesOf({ limit: 3, actor, eventTypes: ['QueriedB.v1'] }, head)).toEqual([ids([4])]);
+        expect(await pagesOf({ limit: 1, actor: randomUUID() }, head)).toEqual([[]]);
+      });
+
+      it('answers since and until on the recorded time: since <= recordedAt < until', async () => {
+        const stream = streamName();
+        const head = await store.headPosition();
+        for (let i = 0; i < 3; i++) {
+          await store.append(stream, [newEvent({ i })], i === 0 ? 'no_stream' : i - 1);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        const written = await store.readStream(stream);
+        const [first, second, third] = written.map((e) => e.recordedAt);
+        const query = { limit: 100, eventTypes: ['ContractTested.v1'] };
+        const of = async (bounds: { since?: string; until?: string }) =>
+          (await pagesOf({ ...query, ...bounds }, head))
+            .flat()
+            .filter((id) => written.some((e) => e.id === id));
+
+        expect(first < second && second < third).toBe(true);
+        expect(await of({ since: second })).toEqual([written[1].id, written[2].id]);
+        expect(await of({ until: second })).toEqual([written[0].id]);
+        expect(await of({ since: first, until: third })).toEqual([written[0].id, written[1].id]);
+        expect(await of({ since: '2999-01-01T00:00:00.000Z' })).toEqual([]);
       });
     });
 

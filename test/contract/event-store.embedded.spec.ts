@@ -348,6 +348,22 @@ describe('SqliteEventStore', () => {
       }
     });
 
+    it('fills an audit page across filter windows: no page short of its limit before the head', async () => {
+      const store = open({ filterWindow: 3 });
+      const typed = (type: string) => newEvent(undefined, type);
+      const wanted = [typed('Wanted.v1'), typed('Wanted.v1'), typed('Wanted.v1')];
+      const events = [wanted[0], ...Array.from({ length: 20 }, () => typed('Other.v1')), wanted[1]];
+      events.push(...Array.from({ length: 10 }, () => typed('Other.v1')), wanted[2]);
+      await store.append('windows-1', events, 'no_stream');
+
+      const first = await store.queryLog({ limit: 2, eventTypes: ['Wanted.v1'] });
+      const second = await store.queryLog({ limit: 2, eventTypes: ['Wanted.v1'], after: first.next! });
+
+      expect(first.events.map((e) => e.id)).toEqual([wanted[0].id, wanted[1].id]);
+      expect(first.next).toEqual(position(22));
+      expect(second).toEqual({ events: [expect.objectContaining({ id: wanted[2].id })], next: null });
+    });
+
     it('wakes live subscriptions on its own appends without waiting for the poll', async () => {
       const store = open({ pollIntervalMs: 60_000 });
       const subscription = store.subscribeToAll();

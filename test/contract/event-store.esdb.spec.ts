@@ -137,6 +137,28 @@ describe('EsdbEventStore on the gRPC double', () => {
       expect(double.calls('Read')).toBeGreaterThan(3);
     });
 
+    it('ends an audit query at its time budget with a next position, so that following it loses nothing', async () => {
+      const store = open({ ...FAST_RESUBSCRIBE, readPageSize: 2, queryBudgetMs: 0 });
+      const stream = `budget-${randomUUID()}`;
+      const actor = randomUUID();
+      const written = newEvents(6);
+      for (const event of [written[1], written[4]]) event.metadata.actor = actor;
+      await store.append(stream, written, 'no_stream');
+
+      const found: string[] = [];
+      let pages = 0;
+      let next: RecordedEvent['position'] | null | undefined;
+      do {
+        const page = await store.queryLog({ limit: 10, actor, after: next ?? undefined });
+        found.push(...page.events.map((e) => e.id));
+        next = page.next;
+        pages++;
+      } while (next);
+
+      expect(found).toEqual([written[1].id, written[4].id]);
+      expect(pages).toBeGreaterThan(1);
+    });
+
     it('reports no head on a store holding only system events', async () => {
       const store = open();
       await expect(store.headPosition()).resolves.toBeNull();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AppendResult,
   ChainLink,
+  LogPage,
   CheckpointBeyondHeadError,
   EventStore,
   EventSubscription,
@@ -126,6 +127,11 @@ class FakeEventStore extends EventStore {
   }
 
   readonly chainScope = 'log' as const;
+
+  /** Projections never query the log as the audit does: a call would be a fault of the processor. */
+  queryLog(): Promise<LogPage> {
+    throw new Error('The projection processor must not query the log');
+  }
 
   /** Projections never read the chain: a call would be a fault of the processor. */
   readChain(): AsyncIterable<ChainLink> {

@@ -1,4 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
+import { auditTime } from '@chronicle/application';
 import { InvalidPositionError, parsePosition, Position } from '@chronicle/event-store';
 
 // The DTO checks the shape of `after`; whether it names a position is the event store's rule
@@ -19,12 +20,26 @@ export function rethrowInvalidAfter(error: unknown): never {
   throw error;
 }
 
+/**
+ * `since` or `until` (RFC 3339 by the DTO's pattern) as the store keeps times, UTC with
+ * milliseconds; a time the pattern lets through but no calendar has (month 13) is the same 400.
+ */
+export function auditTimeParameter(field: 'since' | 'until', text: string): string {
+  const time = auditTime(text);
+  if (time === null) throw invalidParameter(field, `${field} must be a valid RFC 3339 time`);
+  return time;
+}
+
 /** The 400 the query's validation gives, naming `after`. */
 function invalidAfter(message: string): BadRequestException {
+  return invalidParameter('after', message);
+}
+
+function invalidParameter(field: string, message: string): BadRequestException {
   return new BadRequestException({
     type: 'invalid-parameters',
     title: 'Invalid query parameters',
     detail: 'One or more query parameters are invalid.',
-    errors: [{ field: 'after', message }],
+    errors: [{ field, message }],
   });
 }

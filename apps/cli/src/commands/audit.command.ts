@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import {
+  auditTime,
   AuditModule,
   AuditRecord,
   ListAuditEventsQuery,
@@ -31,8 +32,11 @@ class AuditCliModule {
 
 interface AuditOptions {
   stream?: string;
-  type?: string;
+  type?: string[];
   actor?: string;
+  correlationId?: string;
+  since?: string;
+  until?: string;
   after?: Position;
   limit: number;
   format: 'json' | 'table';
@@ -45,6 +49,16 @@ function positionOption(value: string): Position {
   const parsed = parsePosition(value);
   if (!parsed) throw new InvalidArgumentError('must be a position such as 42 or 42:40');
   return parsed;
+}
+
+function timeOption(value: string): string {
+  const time = auditTime(value);
+  if (time === null) throw new InvalidArgumentError('must be an RFC 3339 time such as 2026-11-22T09:15:00Z');
+  return time;
+}
+
+function typeOption(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
 }
 
 function limitOption(value: string): number {
@@ -111,8 +125,15 @@ export function registerAuditCommand(program: Command, config: () => ChronicleCo
   audit
     .description('The event history, oldest first, secrets redacted: one JSON object per line')
     .option('--stream <stream>', 'only this stream, e.g. user-<id>')
-    .option('--type <type>', 'only this event type, e.g. UserPatched.v1')
+    .option(
+      '--type <type>',
+      'only this event type, e.g. UserPatched.v1; repeat for any of several',
+      typeOption,
+    )
     .option('--actor <actor>', 'only events caused by this account id, or system')
+    .option('--correlation-id <id>', 'only events of the work this correlation id names')
+    .option('--since <time>', 'only events recorded at or after this RFC 3339 time', timeOption)
+    .option('--until <time>', 'only events recorded before this RFC 3339 time', timeOption)
     .option('--after <position>', 'only events after this position', positionOption)
     .option('--limit <n>', 'at most this many records', limitOption, 100)
     .addOption(
@@ -126,7 +147,14 @@ export function registerAuditCommand(program: Command, config: () => ChronicleCo
       });
       try {
         const records: AuditRecord[] = [];
-        const filter = { stream: options.stream, type: options.type, actor: options.actor };
+        const filter = {
+          stream: options.stream,
+          types: options.type,
+          actor: options.actor,
+          correlationId: options.correlationId,
+          since: options.since,
+          until: options.until,
+        };
         let after = options.after;
         let remaining = options.limit;
         // Page by page, so that JSON lines start at once and memory stays flat.

@@ -5,15 +5,21 @@ export const REDACTED = '[redacted]';
 
 /** One event as an auditor sees it (API.md "Admin and operations"). */
 export interface AuditRecord {
+  /** The event's own id, which causationId and requestId refer to. */
+  id: string;
   position: string;
   stream: string;
   revision: number;
   type: string;
   occurredAt: string;
+  /** Assigned by the store; never decreases with position. */
+  recordedAt: string;
   actor: string;
   correlationId: string;
   causationId: string | null;
   data: EventData;
+  /** Chains the event to its predecessor (`audit verify`). */
+  hash: string;
 }
 
 /**
@@ -35,14 +41,17 @@ export function redactEventData(type: string, data: EventData): EventData {
 
 export function toAuditRecord(event: RecordedEvent): AuditRecord {
   return {
+    id: event.id,
     position: formatPosition(event.position),
     stream: event.stream,
     revision: event.revision,
     type: event.type,
     occurredAt: event.metadata.occurredAt,
+    recordedAt: event.recordedAt,
     actor: event.metadata.actor,
     correlationId: event.metadata.correlationId,
     causationId: event.metadata.causationId ?? null,
     data: redactEventData(event.type, event.data),
+    hash: event.hash,
   };
 }

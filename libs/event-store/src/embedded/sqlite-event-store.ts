@@ -9,6 +9,8 @@ import {
   type EventStoreObserver,
   type EventSubscription,
   type ExpectedRevision,
+  type LogPage,
+  type LogQuery,
   type NewEvent,
   type ReadAllOptions,
   type RecordedEvent,
@@ -142,6 +144,9 @@ export class SqliteEventStore extends EventStore implements EventLog {
   /** Why the last commit failed (a full disk, an I/O error), until one succeeds again. */
   private writeFailure: string | null = null;
   private readonly typeFilters = new Map<number, Database.Statement<unknown[], EventRow>>();
+  private readonly queryShapes = new Map<string, Database.Statement<unknown[], EventRow>>();
+  private readonly selectFirstRecordedFrom: Database.Statement<[string], number | null>;
+  private readonly selectLastRecordedBefore: Database.Statement<[string], number | null>;
   private readonly appendInSavepoint: Database.Transaction<(request: PendingAppend) => Applied>;
   private readonly commitGroup: Database.Transaction<(group: PendingAppend[], outcomes: Outcome[]) => void>;
 
@@ -194,6 +199,16 @@ export class SqliteEventStore extends EventStore implements EventLog {
       `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
     );
     this.selectAfter.raw();
+    this.selectFirstRecordedFrom = db
+      .prepare<[string], number | null>( // Index order is (recorded_at, position): the first entry is the answer, no range is scanned.
+        'SELECT position FROM events WHERE recorded_at >= ? ORDER BY recorded_at, position LIMIT 1',
+      )
+      .pluck();
+    this.selectLastRecordedBefore = db
+      .prepare<[string], number | null>(
+        'SELECT position FROM events WHERE recorded_at < ? ORDER BY recorded_at DESC, position DESC LIMIT 1',
+      )
+      .pluck();
     this.selectHead = db.prepare<[], number | null>('SELECT max(position) FROM events');
     this.selectHead.pluck();
     this.probeWrite = db.prepare(
@@ -304,6 +319,60 @@ export class SqliteEventStore extends EventStore implements EventLog {
     }
   }
 
+  /**
+   * An actor's or a correlation's events are one query on its index. Otherwise the log is read
+   * window by window (`filterWindow` positions per query, so that a rare type never holds the
+   * event loop for a scan of the whole log) until the page is full or the head is reached. The
+   * recorded time never decreases with position, so `since` and `until` become a position range
+   * (one lookup each on the recorded_at index).
+   */
+  override async queryLog(query: LogQuery): Promise<LogPage> {
+    this.assertOpen();
+    const { limit } = query;
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new RangeError(`limit must be a positive integer, got ${limit}`);
+    let after = query.after ? toSequence(query.after) : 0;
+    let upTo = this.selectHead.get() ?? 0;
+    if (query.since !== undefined) {
+      const first = this.selectFirstRecordedFrom.get(query.since);
+      if (first == null) return { events: [], next: null };
+      after = Math.max(after, first - 1);
+    }
+    if (query.until !== undefined) upTo = Math.min(upTo, this.selectLastRecordedBefore.get(query.until) ?? 0);
+    const conditions: string[] = [];
+    const values: unknown[] = [];
+    // Equality on an indexed column first: SQLite then walks that index in position order.
+    if (query.actor !== undefined) {
+      conditions.push('actor = ?');
+      values.push(query.actor);
+    }
+    if (query.correlationId !== undefined) {
+      conditions.push('correlation_id = ?');
+      values.push(query.correlationId);
+    }
+    if (query.eventTypes !== undefined) {
+      const types = [...new Set(query.eventTypes)];
+      if (types.length === 0) return { events: [], next: null };
+      conditions.push(`type IN (${types.map(() => '?').join(', ')})`);
+      values.push(...types);
+    }
+    const indexed = query.actor !== undefined || query.correlationId !== undefined;
+    const statement = this.filteredRead(conditions);
+    const rows: EventRow[] = [];
+    // One more than the page holds tells whether a next page exists.
+    while (rows.length <= limit && after < upTo) {
+      const windowEnd = indexed ? upTo : Math.min(upTo, after + this.filterWindow);
+      const found = statement.all(...values, after, windowEnd, limit + 1 - rows.length);
+      rows.push(...found);
+      after = windowEnd;
+      if (rows.length <= limit && after < upTo) await nextTurn();
+      this.assertOpen();
+    }
+    if (rows.length <= limit) return { events: rows.map(toRecordedEvent), next: null };
+    const page = rows.slice(0, limit);
+    return { events: page.map(toRecordedEvent), next: position(page[limit - 1][0]) };
+  }
+
   override subscribeToAll(options: SubscribeOptions = {}): EventSubscription {
     this.assertOpen();
     const cursor = options.after ? toSequence(options.after) : 0;
@@ -343,7 +412,8 @@ export class SqliteEventStore extends EventStore implements EventLog {
   override readonly chainScope = 'log';
 
   override async *readChain(): AsyncGenerator<ChainLink> {
-    let cursor = 0;
+    // From below any position: a row slipped in at 0 or below must be walked, and fail.
+    let cursor = Number.MIN_SAFE_INTEGER;
     for (;;) {
       this.assertOpen();
       const rows = this.selectAfter.all(cursor, this.readBatchSize);
@@ -527,6 +597,22 @@ export class SqliteEventStore extends EventStore implements EventLog {
       return;
     }
     if (head !== null) this.wakeWaiters(head);
+  }
+
+  /** The audit's read for one shape of conditions, prepared on first use. */
+  private filteredRead(conditions: string[]): Database.Statement<unknown[], EventRow> {
+    const where = [...conditions, 'position > ?', 'position <= ?'].join(' AND ');
+    let statement = this.queryShapes.get(where);
+    if (statement === undefined) {
+      statement = this.db.prepare<unknown[], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where} ORDER BY position LIMIT ?`,
+      );
+      statement.raw();
+      // Shapes are few (which filters, how many types), but never let them grow without bound.
+      if (this.queryShapes.size >= 256) this.queryShapes.clear();
+      this.queryShapes.set(where, statement);
+    }
+    return statement;
   }
 
   /** The filtered read for `count` types: one prepared statement per count, made on first use. */

@@ -21,6 +21,8 @@ import {
   type EventSubscription,
   type ExpectedRevision,
   InvalidPositionError,
+  type LogPage,
+  type LogQuery,
   type NewEvent,
   type ReadAllOptions,
   type RecordedEvent,
@@ -41,6 +43,7 @@ import {
 } from './esdb-events';
 import { EsdbSubscription, type ResubscribeOptions } from './esdb-subscription';
 import { StoreTimeoutError, withinDeadline } from '../store-unavailable';
+import { matchesLogQuery } from '../log-query';
 import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
 
 /** Streams whose last known hash is kept, so that a read-then-append needs no second read. */
@@ -75,6 +78,8 @@ export interface EsdbEventStoreOptions {
    */
   callDeadlineMs?: number;
   operationBudgetMs?: number;
+  /** How long one audit query scans `$all` before it answers with what it found (default 2 s). */
+  queryBudgetMs?: number;
   /** Tries of an append that meets a transient cluster error (default 4): same ids, so idempotent. */
   appendAttempts?: number;
   /** Wait before the first retry of an append or read (default 100 ms), doubled per retry. */
@@ -113,6 +118,7 @@ export class EsdbEventStore extends EventStore {
   private readonly observer: EventStoreObserver | null;
   private readonly callDeadlineMs: number;
   private readonly operationBudgetMs: number;
+  private readonly queryBudgetMs: number;
   private closed = false;
   /** The last hash seen of recently read or written streams, by the revision it belongs to. */
   private readonly knownHeads = new Map<string, { revision: number; hash: string }>();
@@ -143,6 +149,7 @@ export class EsdbEventStore extends EventStore {
     this.observer = options.observer ?? null;
     this.callDeadlineMs = options.callDeadlineMs ?? 3_000;
     this.operationBudgetMs = options.operationBudgetMs ?? 8_000;
+    this.queryBudgetMs = options.queryBudgetMs ?? 2_000;
   }
 
   /**
@@ -344,6 +351,30 @@ export class EsdbEventStore extends EventStore {
       yield event;
       if (--remaining === 0) return;
     }
+  }
+
+  /**
+   * The server filters `$all` by type or stream only, never by metadata: the log is scanned here,
+   * page by page, for at most `queryBudgetMs`; a page cut short by the budget gives `next` where
+   * the scan stopped, so that no record is skipped.
+   */
+  override async queryLog(query: LogQuery): Promise<LogPage> {
+    const { limit } = query;
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new RangeError(`limit must be a positive integer, got ${limit}`);
+    const deadline = Date.now() + this.queryBudgetMs;
+    const events: RecordedEvent[] = [];
+    let scanned: Position | null = null;
+    for await (const event of this.readLog(query.after)) {
+      if (matchesLogQuery(event, query)) {
+        // One more than the page holds tells whether a next page exists.
+        if (events.length === limit) return { events, next: events[limit - 1].position };
+        events.push(event);
+      }
+      scanned = event.position;
+      if (Date.now() > deadline) return { events, next: scanned };
+    }
+    return { events, next: null };
   }
 
   override readonly chainScope = 'stream';

@@ -4,6 +4,8 @@ import {
   EventStoreObserver,
   EventSubscription,
   ExpectedRevision,
+  LogPage,
+  LogQuery,
   NewEvent,
   ReadAllOptions,
   RecordedEvent,
@@ -60,6 +62,14 @@ export class UpcastingEventStore extends EventStore {
 
   override async readStream(stream: string, options?: { fromRevision?: number }): Promise<RecordedEvent[]> {
     return (await this.inner.readStream(stream, options)).map((event) => this.registry.upcast(event));
+  }
+
+  override async queryLog(query: LogQuery): Promise<LogPage> {
+    const { eventTypes } = query;
+    const page = await this.inner.queryLog(
+      eventTypes === undefined ? query : { ...query, eventTypes: this.registry.storedTypesOf(eventTypes) },
+    );
+    return { events: page.events.map((event) => this.registry.upcast(event)), next: page.next };
   }
 
   override async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
