@@ -145,17 +145,20 @@ describe('secret fields of every event type', () => {
 });
 
 describe('toAuditRecord', () => {
-  it('shows position, stream, revision, type and metadata', () => {
+  it('shows id, position, stream, revision, type, metadata, recorded time and hash', () => {
     expect(toAuditRecord(recorded('EmailReserved.v1', { accountId: 'a-1' }))).toEqual({
+      id: 'e-1',
       position: '17',
       stream: 'account-a-1',
       revision: 3,
       type: 'EmailReserved.v1',
       occurredAt: T,
+      recordedAt: T,
       actor: 'a-9',
       correlationId: 'req-1',
       causationId: null,
       data: { accountId: 'a-1' },
+      hash: 'a'.repeat(64),
     });
   });
 
