@@ -10,12 +10,24 @@ import { password } from './benchmarks/password';
 import { read, readBasic } from './benchmarks/read';
 import { rebuild } from './benchmarks/rebuild';
 import { scale } from './benchmarks/scale';
+import { verify } from './benchmarks/verify';
 import { ROUND_SECONDS, ROUNDS, WARMUP_SECONDS } from './support/load';
 import { assertBuilt, cleanUp } from './support/processes';
 import { type BenchmarkResult, formatSpread, writeReport } from './support/report';
 import { round } from './support/stats';
 
-const BENCHMARKS: Benchmark[] = [read, readBasic, scale, write, lag, rebuild, memory, password, accountLoad];
+const BENCHMARKS: Benchmark[] = [
+  read,
+  readBasic,
+  scale,
+  write,
+  lag,
+  rebuild,
+  memory,
+  password,
+  accountLoad,
+  verify,
+];
 
 function print(result: BenchmarkResult): void {
   const lines = [`\n${result.name}: ${result.title}`];
