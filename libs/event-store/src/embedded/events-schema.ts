@@ -61,6 +61,8 @@ const VERSION_2 = `
  */
 export function prepareSchema(db: Database.Database, file: string): void {
   db.exec(SUPPORT_TABLES);
+  // The usual case, without taking the write lock; the newer-version refusal is checked below too.
+  if ((db.pragma('user_version', { simple: true }) as number) === SCHEMA_VERSION) return;
   db.transaction(() => {
     // Read again inside the write lock: another process may have migrated meanwhile.
     const version = db.pragma('user_version', { simple: true }) as number;
