@@ -13,6 +13,7 @@ import { rebuild } from './benchmarks/rebuild';
 import { restart } from './benchmarks/restart';
 import { scale } from './benchmarks/scale';
 import { snapshot } from './benchmarks/snapshot';
+import { verify } from './benchmarks/verify';
 import { ROUND_SECONDS, ROUNDS, WARMUP_SECONDS } from './support/load';
 import { assertBuilt, cleanUp } from './support/processes';
 import { type BenchmarkResult, formatSpread, writeReport } from './support/report';
@@ -31,6 +32,7 @@ const BENCHMARKS: Benchmark[] = [
   password,
   resetTiming,
   accountLoad,
+  verify,
 ];
 
 function print(result: BenchmarkResult): void {

@@ -2,9 +2,11 @@ import {
   comparePositions,
   type EventStore,
   type ExpectedRevision,
+  type LogQuery,
   type NewEvent,
   type Position,
   type RecordedEvent,
+  verifyChain,
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
 import { randomUUID } from 'node:crypto';
@@ -262,6 +264,132 @@ export function describeEventStoreContract(
         expect(retry).toEqual(first);
         expect(lateRetry).toEqual(first);
         expect((await store.readStream(stream)).map((e) => e.revision)).toEqual([0, 1, 2, 3]);
+      });
+    });
+
+    describe('recorded time and hash chain', () => {
+      it('records a time of its own that never decreases with position, whatever the writer says', async () => {
+        const streams = [streamName(), streamName()];
+        const head = await store.headPosition();
+        const other = await harness.openAnother();
+        const started = Date.now();
+        const backdated = newEvent();
+        backdated.metadata.occurredAt = '2001-03-01T00:00:00.000Z';
+        await store.append(streams[0], [backdated], 'no_stream');
+        await Promise.all([
+          ...Array.from({ length: 5 }, (_, i) => store.append(streams[0], [newEvent()], 'any').then(() => i)),
+          ...Array.from({ length: 5 }, () => other.append(streams[1], [newEvent()], 'any')),
+        ]);
+
+        const read = await readAllOf(streams, head);
+
+        expect(read).toHaveLength(11);
+        const times = read.map((e) => e.recordedAt);
+        for (const time of times) expect(time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        expect([...times].sort()).toEqual(times);
+        expect(Date.parse(times[0])).toBeGreaterThanOrEqual(started - 60_000);
+        expect(read[0].metadata.occurredAt).toBe('2001-03-01T00:00:00.000Z');
+      });
+
+      it("chains every event's hash to its predecessor in the store's scope, across clients", async () => {
+        const [a, b] = [streamName(), streamName()];
+        const other = await harness.openAnother();
+        await store.append(a, newEvents(2), 'no_stream');
+        await other.append(b, newEvents(2), 'no_stream');
+        await store.append(b, [newEvent()], 1);
+        await other.append(a, [newEvent()], 'stream_exists');
+
+        const verification = await verifyChain(store.readChain(), store.chainScope);
+        const events = [...(await store.readStream(a)), ...(await store.readStream(b))];
+        const links = new Map<string, string>();
+        for await (const link of store.readChain()) links.set(link.id, link.hash);
+
+        expect(verification).toMatchObject({ broken: null, sealMismatch: null });
+        expect(verification.events).toBeGreaterThanOrEqual(6);
+        expect(new Set(events.map((e) => e.hash)).size).toBe(6);
+        for (const event of events) {
+          expect(event.hash).toMatch(/^[0-9a-f]{64}$/);
+          expect(links.get(event.id)).toBe(event.hash);
+        }
+      });
+
+      it('gives a retried append the hashes it had: the chain holds after the retry', async () => {
+        const stream = streamName();
+        await store.append(stream, [newEvent()], 'no_stream');
+        const events = newEvents(2);
+        await store.append(stream, events, 0);
+        const before = await store.readStream(stream);
+        await store.append(stream, events, 0);
+
+        expect(await store.readStream(stream)).toEqual(before);
+        await expect(verifyChain(store.readChain(), store.chainScope)).resolves.toMatchObject({
+          broken: null,
+        });
+      });
+    });
+
+    describe('queryLog', () => {
+      /** Every page of `query` after `head`, following `next`, as event ids per page. */
+      async function pagesOf(query: Omit<LogQuery, 'after'>, after: Position | null): Promise<string[][]> {
+        const pages: string[][] = [];
+        let next: Position | null | undefined = after ?? undefined;
+        do {
+          const page = await store.queryLog({ ...query, after: next ?? undefined });
+          pages.push(page.events.map((e) => e.id));
+          next = page.next;
+        } while (next);
+        return pages;
+      }
+
+      it('answers an actor, a correlation id and several types, filling pages up to the limit', async () => {
+        const head = await store.headPosition();
+        const [actor, correlationId] = [randomUUID(), randomUUID()];
+        const stream = streamName();
+        const events = Array.from({ length: 12 }, (_, i) => {
+          const event = newEvent(
+            { i },
+            i % 3 === 0 ? 'QueriedA.v1' : i % 3 === 1 ? 'QueriedB.v1' : 'QueriedC.v1',
+          );
+          if (i % 4 === 0) event.metadata.actor = actor;
+          if (i === 5) event.metadata.correlationId = correlationId;
+          return event;
+        });
+        for (let i = 0; i < events.length; i++)
+          await store.append(stream, [events[i]], i === 0 ? 'no_stream' : i - 1);
+        const ids = (indexes: number[]) => indexes.map((i) => events[i].id);
+
+        expect((await pagesOf({ limit: 2, actor }, head)).flat()).toEqual(ids([0, 4, 8]));
+        expect(await pagesOf({ limit: 2, actor }, head)).toEqual([ids([0, 4]), ids([8])]);
+        expect(await pagesOf({ limit: 5, correlationId }, head)).toEqual([ids([5])]);
+        expect(await pagesOf({ limit: 3, eventTypes: ['QueriedA.v1', 'QueriedC.v1'] }, head)).toEqual([
+          ids([0, 2, 3]),
+          ids([5, 6, 8]),
+          ids([9, 11]),
+        ]);
+        expect(await pagesOf({ limit: 3, actor, eventTypes: ['QueriedB.v1'] }, head)).toEqual([ids([4])]);
+        expect(await pagesOf({ limit: 1, actor: randomUUID() }, head)).toEqual([[]]);
+      });
+
+      it('answers since and until on the recorded time: since <= recordedAt < until', async () => {
+        const stream = streamName();
+        const head = await store.headPosition();
+        for (let i = 0; i < 3; i++) {
+          await store.append(stream, [newEvent({ i })], i === 0 ? 'no_stream' : i - 1);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        const written = await store.readStream(stream);
+        const [first, second, third] = written.map((e) => e.recordedAt);
+        const query = { limit: 100, eventTypes: ['ContractTested.v1'] };
+        const of = async (bounds: { since?: string; until?: string }) =>
+          (await pagesOf({ ...query, ...bounds }, head))
+            .flat()
+            .filter((id) => written.some((e) => e.id === id));
+
+        expect(first < second && second < third).toBe(true);
+        expect(await of({ since: second })).toEqual([written[1].id, written[2].id]);
+        expect(await of({ until: second })).toEqual([written[0].id]);
+        expect(await of({ since: first, until: third })).toEqual([written[0].id, written[1].id]);
+        expect(await of({ since: '2999-01-01T00:00:00.000Z' })).toEqual([]);
       });
     });
 

@@ -5,8 +5,10 @@ import {
   SqliteEventStore,
   type SqliteEventStoreOptions,
   type SubscriptionMessage,
+  verifyChain,
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
+import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -74,6 +76,83 @@ describe('SqliteEventStore', () => {
     await store.append(`private-${randomUUID()}`, [newEvent()], 'no_stream');
     const files = ['events.db', 'events.db-wal', 'events.db-shm'];
     expect(files.map((file) => statSync(join(dataDir, file)).mode & 0o777)).toEqual([0o600, 0o600, 0o600]);
+  });
+
+  describe('history', () => {
+    it('refuses UPDATE and DELETE of events, even through its own connection', async () => {
+      const store = open();
+      await store.append(`sealed-${randomUUID()}`, newEvents(2), 'no_stream');
+      const db = new Database(join(dataDir, 'events.db'));
+      try {
+        expect(() => db.prepare("UPDATE events SET data = '{}' WHERE position = 1").run()).toThrow(
+          'append-only',
+        );
+        expect(() => db.prepare('DELETE FROM events WHERE position = 2').run()).toThrow('append-only');
+      } finally {
+        db.close();
+      }
+      expect((await collect(store.readAll())).map((e) => e.position.commit)).toEqual([1n, 2n]);
+    });
+
+    it('brings a version 1 store to version 2: recorded times from occurredAt made monotonic, a valid chain', async () => {
+      const db = new Database(join(dataDir, 'events.db'));
+      db.exec(`
+        CREATE TABLE events (position INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, stream TEXT NOT NULL,
+          revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL,
+          UNIQUE (stream, revision)) STRICT;
+        PRAGMA user_version = 1;`);
+      const insert = db.prepare(
+        'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+      );
+      const occurredAt = [
+        '2026-11-02T10:00:00.000Z',
+        '2026-03-01T00:00:00Z',
+        'not a time',
+        '2026-11-03T00:00:00.000Z',
+      ];
+      occurredAt.forEach((time, i) =>
+        insert.run(
+          randomUUID(),
+          'user-1',
+          i,
+          'UserPatched.v1',
+          `{"age":${20 + i}}`,
+          JSON.stringify({ actor: 'a-1', correlationId: 'c', causationId: null, occurredAt: time }),
+        ),
+      );
+      db.close();
+
+      const store = open();
+      const events = await collect(store.readAll());
+
+      expect(events.map((e) => e.recordedAt)).toEqual([
+        '2026-11-02T10:00:00.000Z',
+        '2026-11-02T10:00:00.000Z',
+        '2026-11-02T10:00:00.000Z',
+        '2026-11-03T00:00:00.000Z',
+      ]);
+      await expect(verifyChain(store.readChain(), 'log')).resolves.toMatchObject({ broken: null, events: 4 });
+      // The chain goes on from the migrated head, with the store's own time from now on.
+      await store.append('user-1', [newEvent()], 3);
+      const after = await verifyChain(store.readChain(), 'log');
+      expect(after).toMatchObject({ broken: null, events: 5 });
+      expect(Date.parse(after.head!.recordedAt)).toBeGreaterThan(Date.now() - 60_000);
+      const check = new Database(join(dataDir, 'events.db'), { readonly: true });
+      try {
+        expect(check.pragma('user_version', { simple: true })).toBe(2);
+        expect(() => check.prepare('SELECT actor, correlation_id FROM events').all()).not.toThrow();
+      } finally {
+        check.close();
+      }
+    });
+
+    it('refuses a store of a newer schema version', () => {
+      const db = new Database(join(dataDir, 'events.db'));
+      db.pragma('user_version = 3');
+      db.close();
+
+      expect(() => open()).toThrow('schema version 3; this build knows 2');
+    });
   });
 
   describe('group commit', () => {
@@ -269,6 +348,22 @@ describe('SqliteEventStore', () => {
       }
     });
 
+    it('fills an audit page across filter windows: no page short of its limit before the head', async () => {
+      const store = open({ filterWindow: 3 });
+      const typed = (type: string) => newEvent(undefined, type);
+      const wanted = [typed('Wanted.v1'), typed('Wanted.v1'), typed('Wanted.v1')];
+      const events = [wanted[0], ...Array.from({ length: 20 }, () => typed('Other.v1')), wanted[1]];
+      events.push(...Array.from({ length: 10 }, () => typed('Other.v1')), wanted[2]);
+      await store.append('windows-1', events, 'no_stream');
+
+      const first = await store.queryLog({ limit: 2, eventTypes: ['Wanted.v1'] });
+      const second = await store.queryLog({ limit: 2, eventTypes: ['Wanted.v1'], after: first.next! });
+
+      expect(first.events.map((e) => e.id)).toEqual([wanted[0].id, wanted[1].id]);
+      expect(first.next).toEqual(position(22));
+      expect(second).toEqual({ events: [expect.objectContaining({ id: wanted[2].id })], next: null });
+    });
+
     it('wakes live subscriptions on its own appends without waiting for the poll', async () => {
       const store = open({ pollIntervalMs: 60_000 });
       const subscription = store.subscribeToAll();
@@ -356,6 +451,11 @@ describe('SqliteEventStore', () => {
       await subscription.close();
       await consuming;
       expect(seen).toEqual(all);
+      // Each commit chained to the other process's last event, not to its own last one.
+      await expect(verifyChain(store.readChain(), 'log')).resolves.toMatchObject({
+        broken: null,
+        events: all.length,
+      });
     }, 30_000);
 
     it("delivers the other process's appends to a live subscription on its next poll", async () => {

@@ -101,8 +101,10 @@ describe('EsdbEventStore on the gRPC double', () => {
         [store.append(`missing-${randomUUID()}`, [newEvent()], 4), 4, 'no_stream'],
       ] as const;
 
-      for (const [attempt, expected, actual] of cases) {
-        const error: unknown = await attempt.catch((e: unknown) => e);
+      // Each outcome taken as it comes: a rejection waiting for its turn would be unhandled.
+      const outcomes = cases.map(([attempt]) => attempt.catch((e: unknown) => e));
+      for (const [index, [, expected, actual]] of cases.entries()) {
+        const error: unknown = await outcomes[index];
         expect(error).toBeInstanceOf(WrongExpectedRevisionError);
         expect(error).toMatchObject({ expected, actual });
       }
@@ -133,6 +135,28 @@ describe('EsdbEventStore on the gRPC double', () => {
       expect(all.map((e) => e.id)).toEqual(written.map((e) => e.id));
       expect(head).toEqual(all[4].position);
       expect(double.calls('Read')).toBeGreaterThan(3);
+    });
+
+    it('ends an audit query at its time budget with a next position, so that following it loses nothing', async () => {
+      const store = open({ ...FAST_RESUBSCRIBE, readPageSize: 2, queryBudgetMs: 0 });
+      const stream = `budget-${randomUUID()}`;
+      const actor = randomUUID();
+      const written = newEvents(6);
+      for (const event of [written[1], written[4]]) event.metadata.actor = actor;
+      await store.append(stream, written, 'no_stream');
+
+      const found: string[] = [];
+      let pages = 0;
+      let next: RecordedEvent['position'] | null | undefined;
+      do {
+        const page = await store.queryLog({ limit: 10, actor, after: next ?? undefined });
+        found.push(...page.events.map((e) => e.id));
+        next = page.next;
+        pages++;
+      } while (next);
+
+      expect(found).toEqual([written[1].id, written[4].id]);
+      expect(pages).toBeGreaterThan(1);
     });
 
     it('reports no head on a store holding only system events', async () => {

@@ -37,11 +37,13 @@ describe('audit of the event history', () => {
     const history = await records(`?stream=user-${member.userId}`);
     expect(history.map((record) => record.type)).toEqual(['UserRegistered.v2', 'UserPatched.v1']);
     expect(history[1]).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       position: expect.stringMatching(/^\d+(:\d+)?$/),
       stream: `user-${member.userId}`,
       revision: 1,
       type: 'UserPatched.v1',
       occurredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      recordedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       actor: admin.accountId,
       // The server's own id; the client's is kept beside it, never as the correlation.
       correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -49,6 +51,7 @@ describe('audit of the event history', () => {
       clientRequestId: 'req-audit-1',
       auth: { method: 'basic', tokenId: null },
       data: { userId: member.userId, changes: { age: 21 }, modifiedon: expect.any(String) },
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
   });
 
@@ -91,6 +94,78 @@ describe('audit of the event history', () => {
     );
   });
 
+  describe('one query per question', () => {
+    it('finds one correlation, one actor, several types and a time window, each record with its id', async () => {
+      const all = await records('?limit=1000');
+      const [patch] = await records(`?correlationId=req-audit-1`);
+      expect(patch).toMatchObject({
+        type: 'UserPatched.v1',
+        correlationId: 'req-audit-1',
+        actor: admin.accountId,
+      });
+      expect(all.find((record) => record.id === patch.id)).toEqual(patch);
+
+      const types = await records('?type=UserPatched.v1&type=CustomerRegistered.v1');
+      expect(types.map((record) => record.type).sort()).toEqual([
+        ...Array(5).fill('CustomerRegistered.v1'),
+        'UserPatched.v1',
+      ]);
+
+      const times = all.map((record) => record.recordedAt);
+      expect([...times].sort()).toEqual(times);
+      const from = all[3].recordedAt;
+      const to = patch.recordedAt;
+      const window = await records(`?since=${from}&until=${to}&limit=1000`);
+      expect(window).toEqual(all.filter((record) => record.recordedAt >= from && record.recordedAt < to));
+      expect(window.length).toBeGreaterThan(0);
+      // Another way to write the same instant is the same filter.
+      const offset = new Date(Date.parse(from)).toISOString().replace('Z', '+00:00');
+      expect(await records(`?since=${encodeURIComponent(offset)}&until=${to}&limit=1000`)).toEqual(window);
+      expect(await records(`?actor=${admin.accountId}&type=CustomerRegistered.v1`)).toEqual([]);
+    });
+
+    it('fills each page to its limit before giving a next link, and gives none at the end', async () => {
+      const customers = await records('?type=CustomerRegistered.v1&limit=1000');
+      const pages: Array<Array<Record<string, any>>> = [];
+      let next: string | null = '/api/v1/audit/events?type=CustomerRegistered.v1&limit=2';
+      while (next) {
+        const response = await fetch(`${subject.url}${next}`, { headers: { authorization: basic(admin) } });
+        pages.push((await response.json()) as Array<Record<string, any>>);
+        const link = response.headers.get('link');
+        next = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : null;
+      }
+      expect(pages.map((page) => page.length)).toEqual([2, 2, 1]);
+      expect(pages.flat()).toEqual(customers);
+      const one = await audit(`?correlationId=req-audit-1&limit=1`);
+      expect(one.headers.get('link')).toBeNull();
+    });
+
+    it('gives the same answers from the CLI', async () => {
+      const api = await records(`?correlationId=req-audit-1&type=UserPatched.v1&type=UserRegistered.v2`);
+      const cli = await runCliProcess(
+        subject.dataDir,
+        'audit',
+        '--correlation-id',
+        'req-audit-1',
+        '--type',
+        'UserPatched.v1',
+        '--type',
+        'UserRegistered.v2',
+      );
+      expect(cli.code).toBe(0);
+      expect(jsonLines(cli.stdout)).toEqual(api);
+
+      const all = await records('?limit=1000');
+      const since = all[2].recordedAt;
+      const windowed = await runCliProcess(subject.dataDir, 'audit', '--since', since, '--limit', '1000');
+      expect(jsonLines(windowed.stdout)).toEqual(all.filter((record) => record.recordedAt >= since));
+
+      const invalid = await runCliProcess(subject.dataDir, 'audit', '--until', 'tomorrow');
+      expect(invalid.code).toBe(2);
+      expect(invalid.stderr).toContain('RFC 3339');
+    });
+  });
+
   it('redacts the password hash and shows no secret anywhere', async () => {
     const response = await audit('?limit=1000');
     const text = await response.text();
@@ -129,6 +204,11 @@ describe('audit of the event history', () => {
     ['after=18446744073709551615'],
     ['after=10:20'],
     ['type=not a type'],
+    ['since=yesterday'],
+    ['since=2026-13-01T00:00:00Z'],
+    ['until=2026-11-22'],
+    ['correlationId='],
+    ['actor='],
     ['stream='],
     ['colour=blue'],
   ])('answers %s with a 400 problem naming the parameter', async (query) => {

@@ -22,6 +22,8 @@ export class ChronicleConfig {
   loginAttemptsPerClient!: number;
   /** Signs access tokens and keys the credential cache; generated into dataDir when unset. */
   tokenSecret!: Buffer;
+  /** Signs audit seals; null: a key kept in dataDir/audit-seal-key (made by the first seal). */
+  auditSealKey!: Buffer | null;
   logLevel!: LogLevel;
   /** Which proxies' X-Forwarded-For to believe for the client's address (Fastify's `trustProxy`). */
   trustProxy!: boolean | number | string[];

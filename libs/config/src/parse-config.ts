@@ -88,9 +88,7 @@ const KEPT_SECRET = /^(?:[0-9a-f]{2}){32,}$/i;
 
 /**
  * TOKEN_SECRET when set (at least 32 characters), else one kept in DATA_DIR so restarts keep
- * tokens valid. A kept file that is not a secret of at least 32 bytes (empty after a crash on a
- * full disk, cut short, not hex) stops start-up naming the file: decoded as it is, it would sign
- * tokens with a short or empty key that anyone could forge.
+ * tokens valid.
  */
 function tokenSecret(env: Env, dataDir: string): Buffer {
   const configured = text(env, 'TOKEN_SECRET');
@@ -98,21 +96,54 @@ function tokenSecret(env: Env, dataDir: string): Buffer {
     if (configured.length < 32) throw new ConfigError('TOKEN_SECRET', 'must be at least 32 characters long');
     return Buffer.from(configured, 'utf8');
   }
-  const file = join(dataDir, TOKEN_SECRET_FILE);
-  const kept = readKeptSecret(file);
-  if (kept !== null) return kept;
+  return keptSecret(join(dataDir, TOKEN_SECRET_FILE), 'TOKEN_SECRET', 'every access token then ends');
+}
+
+/**
+ * AUDIT_SEAL_KEY when set (at least 32 characters), else null: the key is then kept in
+ * DATA_DIR/audit-seal-key, made by the first `audit seal` (see {@link keptSecret}). A key apart
+ * from TOKEN_SECRET, so that whoever can sign tokens cannot sign seals, and the other way round.
+ */
+function auditSealKey(env: Env): Buffer | null {
+  const configured = text(env, 'AUDIT_SEAL_KEY');
+  if (configured === null) return null;
+  if (configured.length < 32) throw new ConfigError('AUDIT_SEAL_KEY', 'must be at least 32 characters long');
+  return Buffer.from(configured, 'utf8');
+}
+
+/**
+ * The secret kept in `file` (hex, 0600), made there when missing (`create`), else null. A kept
+ * file that is not a secret of at least 32 bytes (empty after a crash on a full disk, cut short,
+ * not hex) stops start-up naming the file: decoded as it is, it would be a short or empty key
+ * that anyone could forge with.
+ */
+export function keptSecret(file: string, variable: string, whenReplaced: string): Buffer;
+export function keptSecret(
+  file: string,
+  variable: string,
+  whenReplaced: string,
+  create: boolean,
+): Buffer | null;
+export function keptSecret(
+  file: string,
+  variable: string,
+  whenReplaced: string,
+  create = true,
+): Buffer | null {
+  const kept = readKeptSecret(file, variable, whenReplaced);
+  if (kept !== null || !create) return kept;
   const secret = randomBytes(32).toString('hex');
   try {
     // `wx`: when two processes start together, the first writer wins and the other reads its secret.
     writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return readKeptSecret(file) as Buffer;
+    return readKeptSecret(file, variable, whenReplaced);
   }
   return Buffer.from(secret, 'hex');
 }
 
-function readKeptSecret(file: string): Buffer | null {
+function readKeptSecret(file: string, variable: string, whenReplaced: string): Buffer | null {
   let content: string;
   try {
     content = readFileSync(file, 'utf8').trim();
@@ -122,9 +153,9 @@ function readKeptSecret(file: string): Buffer | null {
   }
   if (!KEPT_SECRET.test(content)) {
     throw new ConfigError(
-      'TOKEN_SECRET',
+      variable,
       `is unset and the kept secret ${file} is not a secret of at least 32 bytes (64 hex digits); ` +
-        'restore it from a backup, or delete it to make a new one (every access token then ends)',
+        `restore it from a backup, or delete it to make a new one (${whenReplaced})`,
     );
   }
   return Buffer.from(content, 'hex');
@@ -219,6 +250,7 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     loginAttemptsPerAccount: integer(env, 'LOGIN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),
     loginAttemptsPerClient: integer(env, 'LOGIN_ATTEMPTS_PER_CLIENT', 100, 1, 1_000_000),
     tokenSecret: tokenSecret(env, dataDir),
+    auditSealKey: auditSealKey(env),
     logLevel: logLevel as LogLevel,
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env),

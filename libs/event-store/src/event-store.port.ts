@@ -1,3 +1,4 @@
+import type { ChainLink, ChainScope } from './integrity/history-chain';
 import { Position } from './position';
 
 /** How the writer of an event authenticated: HTTP credentials, none, the CLI, or the service itself. */
@@ -51,6 +52,13 @@ export interface RecordedEvent<D extends EventData = EventData> extends NewEvent
   /** 0-based index of the event in its stream. */
   revision: number;
   position: Position;
+  /**
+   * RFC 3339 UTC, assigned by the store when it wrote the event (the embedded store in the
+   * append's transaction, never decreasing with position; EventStoreDB: the server's `created`).
+   */
+  recordedAt: string;
+  /** SHA-256 (hex) chaining the event to its predecessor (integrity/history-chain.ts). */
+  hash: string;
 }
 
 /**
@@ -147,6 +155,28 @@ export interface ReadAllOptions {
   eventTypes?: readonly string[];
 }
 
+/** A question to the whole log (the audit's): every given condition holds for each event. */
+export interface LogQuery {
+  /** Exclusive: only events after this position. */
+  after?: Position;
+  /** At most this many events; 1 or more. */
+  limit: number;
+  /** Only events of these types, as stored. */
+  eventTypes?: readonly string[];
+  actor?: string;
+  correlationId?: string;
+  /** RFC 3339 UTC with milliseconds: `since` <= recordedAt < `until`. */
+  since?: string;
+  until?: string;
+}
+
+export interface LogPage {
+  /** Oldest first; `limit` of them unless the head was reached (or a scan's budget ran out). */
+  events: RecordedEvent[];
+  /** Where the next page starts (its `after`), or null when the log holds no more matches. */
+  next: Position | null;
+}
+
 /**
  * The event store port. Adapters: `embedded/` (SQLite under DATA_DIR) and `esdb/` (EventStoreDB).
  * System streams (names starting with `$`) are never returned by readAll or subscriptions.
@@ -154,6 +184,13 @@ export interface ReadAllOptions {
 export abstract class EventStore {
   /** Appends all events atomically, or none, checking the stream's revision first. */
   abstract append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+
+  /**
+   * One page of the events that match `query`, filled up to its limit or to the head. The store
+   * answers it where it can (SQL with indexes on the embedded store); EventStoreDB, which cannot
+   * filter by metadata, scans within a time budget and gives a `next` where it stopped.
+   */
+  abstract queryLog(query: LogQuery): Promise<LogPage>;
 
   /** The stream's events in order from `fromRevision` (default 0); a missing stream is `[]`. */
   abstract readStream(stream: string, options?: { fromRevision?: number }): Promise<RecordedEvent[]>;
@@ -182,6 +219,15 @@ export abstract class EventStore {
   asStored(): EventStore {
     return this;
   }
+
+  /** What each event's hash chains to: the whole log's predecessor, or the stream's. */
+  abstract readonly chainScope: ChainScope;
+
+  /**
+   * Every event in global order as the chain covers it: as stored, never upcast, for
+   * verification (integrity/chain-verifier.ts).
+   */
+  abstract readChain(): AsyncIterable<ChainLink>;
 
   /** Resolves when the store answers; for readiness checks. */
   abstract ping(): Promise<void>;

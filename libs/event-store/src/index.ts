@@ -7,3 +7,5 @@ export * from './esdb';
 export * from './upcasting';
 export * from './processing';
 export * from './store-unavailable';
+export * from './integrity';
+export * from './log-query';

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
   AppendResult,
+  ChainLink,
+  LogPage,
   CheckpointBeyondHeadError,
   EventStore,
   EventSubscription,
@@ -44,7 +46,14 @@ class FakeEventStore extends EventStore {
     let revision = current;
     for (const event of events) {
       revision++;
-      this.events.push({ ...event, stream, revision, position: position(this.events.length + 1) });
+      this.events.push({
+        ...event,
+        stream,
+        revision,
+        position: position(this.events.length + 1),
+        recordedAt: new Date().toISOString(),
+        hash: 'a'.repeat(64),
+      });
     }
     this.lastRevisions.set(stream, revision);
     for (const subscription of this.open) subscription.wake();
@@ -115,6 +124,18 @@ class FakeEventStore extends EventStore {
         return Promise.resolve();
       },
     };
+  }
+
+  readonly chainScope = 'log' as const;
+
+  /** Projections never query the log as the audit does: a call would be a fault of the processor. */
+  queryLog(): Promise<LogPage> {
+    throw new Error('The projection processor must not query the log');
+  }
+
+  /** Projections never read the chain: a call would be a fault of the processor. */
+  readChain(): AsyncIterable<ChainLink> {
+    throw new Error('The projection processor must not read the hash chain');
   }
 
   headPosition(): Promise<Position | null> {

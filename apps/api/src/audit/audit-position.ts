@@ -1,4 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
+import { auditTime } from '@chronicle/application';
 import { InvalidPositionError, parsePosition, Position } from '@chronicle/event-store';
 import { invalidParameters } from '../http/validation';
 
@@ -18,6 +19,16 @@ export function auditAfter(text: string): Position {
 export function rethrowInvalidAfter(error: unknown): never {
   if (error instanceof InvalidPositionError) throw invalidAfter(error.message);
   throw error;
+}
+
+/**
+ * `since` or `until` (RFC 3339 by the DTO's pattern) as the store keeps times, UTC with
+ * milliseconds; a time the pattern lets through but no calendar has (month 13) is the same 400.
+ */
+export function auditTimeParameter(field: 'since' | 'until', text: string): string {
+  const time = auditTime(text);
+  if (time === null) throw invalidParameters([{ field, message: `${field} must be a valid RFC 3339 time` }]);
+  return time;
 }
 
 /** The 400 the query's validation gives, naming `after`. */

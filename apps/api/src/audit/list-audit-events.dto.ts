@@ -1,7 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
-import { MAX_AUDIT_LIMIT } from '@chronicle/application';
+import { JSONSchema } from 'class-validator-jsonschema';
+import { MAX_AUDIT_LIMIT, RFC_3339 } from '@chronicle/application';
 import { AuthenticatedQueryDto } from '../http/paging';
+
+const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9]*\.v\d{1,6}$/;
+/** Several types at once, but not without bound: each is a term of one query. */
+export const MAX_TYPES = 20;
 
 export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   @IsOptional()
@@ -9,12 +14,35 @@ export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   @Length(1, 300)
   stream?: string;
 
+  // Repeatable: one value is a string, several an array (Fastify's query parser).
+  @IsOptional()
+  @JSONSchema({
+    anyOf: [
+      { type: 'string', pattern: EVENT_TYPE.source },
+      {
+        type: 'array',
+        items: { type: 'string', pattern: EVENT_TYPE.source },
+        minItems: 1,
+        maxItems: MAX_TYPES,
+      },
+    ],
+  })
+  type?: string | string[];
+
   @IsOptional()
   @IsString()
-  @Matches(/^[A-Za-z][A-Za-z0-9]*\.v\d{1,6}$/, {
-    message: 'type must be an event type such as UserPatched.v1',
-  })
-  type?: string;
+  @Length(1, 200)
+  correlationId?: string;
+
+  @IsOptional()
+  @IsString()
+  @Matches(RFC_3339, { message: 'since must be an RFC 3339 time such as 2026-11-22T09:15:00Z' })
+  since?: string;
+
+  @IsOptional()
+  @IsString()
+  @Matches(RFC_3339, { message: 'until must be an RFC 3339 time such as 2026-11-22T09:15:00Z' })
+  until?: string;
 
   @IsOptional()
   @IsString()
@@ -45,6 +73,12 @@ export class AuthProvenanceDto {
 }
 
 export class AuditRecordDto {
+  @ApiProperty({
+    format: 'uuid',
+    description: "The event's own id, which `causationId` and `requestId` refer to.",
+  })
+  id!: string;
+
   @ApiProperty({ example: '1042', description: 'Position in the global log; pass it as `after`.' })
   position!: string;
 
@@ -59,6 +93,13 @@ export class AuditRecordDto {
 
   @ApiProperty({ example: '2026-11-22T09:15:00.000Z', format: 'date-time' })
   occurredAt!: string;
+
+  @ApiProperty({
+    example: '2026-11-22T09:15:00.012Z',
+    format: 'date-time',
+    description: 'Assigned by the event store when it wrote the event; never decreases with position.',
+  })
+  recordedAt!: string;
 
   @ApiProperty({ description: 'The account id that caused the event, or `system`.' })
   actor!: string;
@@ -90,4 +131,10 @@ export class AuditRecordDto {
     description: 'The event data; password and token hashes are "[redacted]".',
   })
   data!: Record<string, unknown>;
+
+  @ApiProperty({
+    pattern: '^[0-9a-f]{64}$',
+    description: 'SHA-256 chaining the event to its predecessor; `audit verify` checks the chain.',
+  })
+  hash!: string;
 }

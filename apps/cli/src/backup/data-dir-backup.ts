@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LIMITS_FILE } from '@chronicle/auth';
+import { SEAL_KEY_FILE } from '@chronicle/application';
 import { makeDirectories, TOKEN_SECRET_FILE } from '@chronicle/config';
 import {
   BackupCheckError,
@@ -37,7 +38,8 @@ const MANIFEST_FORMAT = 1;
 /** SQLite databases that a running server writes: copied online, each in one read transaction. */
 const DATABASES = [EVENTS_FILE, LIMITS_FILE];
 /** Small files written once, whole. (`store-id` is written from the copied store's own identity.) */
-const FILES = [TOKEN_SECRET_FILE];
+// The seal key too: seals kept elsewhere must still verify against a restored history.
+const FILES = [TOKEN_SECRET_FILE, SEAL_KEY_FILE];
 /** Folders of files each written whole by a rename; dot files in them are writes under way. */
 const FOLDERS = [OUTBOX_DIR];
 

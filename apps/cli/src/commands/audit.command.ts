@@ -5,9 +5,13 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import {
   AUDIT_CSV_HEADER,
   auditCsvLine,
+  auditTime,
   AuditRecord,
   ListAuditEventsQuery,
   MAX_AUDIT_LIMIT,
+  parseSeal,
+  SealHistoryQuery,
+  VerifyHistoryQuery,
 } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 import {
@@ -18,14 +22,18 @@ import {
   parsePosition,
   Position,
 } from '@chronicle/event-store';
-import { printError } from '../output';
+import { readFileSync } from 'node:fs';
+import { printError, printJson } from '../output';
 import { CommandFailedError } from './command-failed.error';
 import { HistoryCliModule } from './history-cli.module';
 
 interface AuditOptions {
   stream?: string;
-  type?: string;
+  type?: string[];
   actor?: string;
+  correlationId?: string;
+  since?: string;
+  until?: string;
   after?: Position;
   limit?: number;
   format: 'ndjson' | 'json' | 'csv' | 'table';
@@ -41,6 +49,16 @@ function positionOption(value: string): Position {
   return parsed;
 }
 
+function timeOption(value: string): string {
+  const time = auditTime(value);
+  if (time === null) throw new InvalidArgumentError('must be an RFC 3339 time such as 2026-11-22T09:15:00Z');
+  return time;
+}
+
+function typeOption(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
 function limitOption(value: string): number {
   if (!/^\d{1,15}$/.test(value) || Number(value) < 1)
     throw new InvalidArgumentError('must be a positive integer');
@@ -48,11 +66,16 @@ function limitOption(value: string): number {
 }
 
 /**
- * What an export covers: every matching record up to `head`, the log's last position when it began.
- * The hash chain's head joins it here once the history has one.
+ * What an export covers: every matching record up to `head`, the log's last position when it
+ * began, and the chain hash of the last record exported (for an export without filters, the
+ * chain's head at `head`): an auditor can hold it against `audit verify` or a kept seal.
  */
-export function exportManifest(head: Position | null, count: number): { head: string | null; count: number } {
-  return { head: head === null ? null : formatPosition(head), count };
+export function exportManifest(
+  head: Position | null,
+  count: number,
+  lastHash: string | null,
+): { head: string | null; count: number; lastHash: string | null } {
+  return { head: head === null ? null : formatPosition(head), count, lastHash };
 }
 
 /** Written as it goes, waiting when the reader is slower: memory stays flat whatever the export's size. */
@@ -61,16 +84,75 @@ function writeOut(text: string): Promise<void> | undefined {
   return new Promise((resolve) => process.stdout.once('drain', resolve));
 }
 
+/** Runs `work` in the audit's application context: the event store and the audit only. */
+async function withAudit<T>(config: ChronicleConfig, work: (queries: QueryBus) => Promise<T>): Promise<T> {
+  const app = await NestFactory.createApplicationContext(HistoryCliModule.forRoot(config), {
+    logger: ['error'],
+  });
+  try {
+    return await work(app.get(QueryBus));
+  } finally {
+    await app.close();
+  }
+}
+
+/** A kept seal from `audit seal`; a file that holds none is a usage error. */
+function sealOption(file: string) {
+  let content: unknown;
+  try {
+    content = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new InvalidArgumentError(`cannot read a seal from ${file}: ${(error as Error).message}`);
+  }
+  const seal = parseSeal(content);
+  if (seal === null) {
+    throw new InvalidArgumentError(`${file} holds no seal { position, hash, recordedAt, signature }`);
+  }
+  return seal;
+}
+
+function registerIntegrityCommands(audit: Command, config: () => ChronicleConfig): void {
+  audit
+    .command('verify')
+    .description('Walk the hash chain and name the first broken position; exits 1 when broken')
+    .option(
+      '--seal <file>',
+      'also check a seal kept from `audit seal`: catches a history cut short',
+      sealOption,
+    )
+    .action(async (options: { seal?: ReturnType<typeof sealOption> }) => {
+      const result = await withAudit(config(), (queries) =>
+        queries.execute(new VerifyHistoryQuery(options.seal ?? null)),
+      );
+      printJson(result);
+      if (!result.ok) throw new CommandFailedError(1);
+    });
+  audit
+    .command('seal')
+    .description('Verify the chain, then print its signed head { position, hash, recordedAt, signature }')
+    .action(async () => {
+      printJson(await withAudit(config(), (queries) => queries.execute(new SealHistoryQuery())));
+    });
+}
+
 export function registerAuditCommand(program: Command, config: () => ChronicleConfig): void {
-  program
-    .command('audit')
+  const audit = program.command('audit');
+  registerIntegrityCommands(audit, config);
+  audit
     .description(
       'The event history, oldest first, secrets redacted: every matching record up to the head, one per ' +
         'line, then a {"manifest"} line and a {"cursor"} line (in CSV too) to go on from with --after',
     )
     .option('--stream <stream>', 'only this stream, e.g. user-<id>')
-    .option('--type <type>', 'only this event type, e.g. UserPatched.v1 (as stored with --raw)')
+    .option(
+      '--type <type>',
+      'only this event type, e.g. UserPatched.v1 (as stored with --raw); repeat for any of several',
+      typeOption,
+    )
     .option('--actor <actor>', 'only events caused by this account id, or system')
+    .option('--correlation-id <id>', 'only events of the work this correlation id names')
+    .option('--since <time>', 'only events recorded at or after this RFC 3339 time', timeOption)
+    .option('--until <time>', 'only events recorded before this RFC 3339 time', timeOption)
     .option('--after <position>', 'only events after this position', positionOption)
     .option(
       '--limit <n>',
@@ -96,12 +178,21 @@ export function registerAuditCommand(program: Command, config: () => ChronicleCo
         const cap = options.limit ?? (table ? DEFAULT_TABLE_LIMIT : Number.POSITIVE_INFINITY);
         // The export ends at the head it began with: a snapshot, whatever is written meanwhile.
         const head = await app.get(EventStore).headPosition();
-        const filter = { stream: options.stream, type: options.type, actor: options.actor, raw: options.raw };
+        const filter = {
+          stream: options.stream,
+          types: options.type,
+          actor: options.actor,
+          correlationId: options.correlationId,
+          since: options.since,
+          until: options.until,
+          raw: options.raw,
+        };
         const records: AuditRecord[] = [];
         if (options.format === 'csv') await writeOut(AUDIT_CSV_HEADER);
         let after = options.after;
         let count = 0;
         let last: Position | null = null;
+        let lastHash: string | null = null;
         let complete = head === null;
         // Page by page, so that lines start at once and memory stays flat.
         while (!complete && count < cap) {
@@ -119,6 +210,7 @@ export function registerAuditCommand(program: Command, config: () => ChronicleCo
               await writeOut(options.format === 'csv' ? auditCsvLine(record) : `${JSON.stringify(record)}\n`);
             count++;
             last = position;
+            lastHash = record.hash;
           }
           if (page.next === null || comparePositions(page.next, head!) >= 0) complete = true;
           after = page.next ?? undefined;
@@ -129,7 +221,7 @@ export function registerAuditCommand(program: Command, config: () => ChronicleCo
         }
         // Complete: everything up to the head was read. Cut short by --limit: go on after the last record.
         const cursor = complete ? (head ?? options.after ?? null) : last;
-        await writeOut(`${JSON.stringify({ manifest: exportManifest(head, count) })}\n`);
+        await writeOut(`${JSON.stringify({ manifest: exportManifest(head, count, lastHash) })}\n`);
         await writeOut(`${JSON.stringify({ cursor: cursor === null ? null : formatPosition(cursor) })}\n`);
       } catch (error) {
         // Only the store can tell that a well-formed --after falls inside a record: a usage error.

@@ -30,24 +30,28 @@ describe('audit CSV', () => {
 
   it('writes a header and one CRLF-terminated line per record, data as JSON', () => {
     const record: AuditRecord = {
+      id: 'e-1',
       position: '17',
       stream: 'user-u-1',
       revision: 0,
       type: 'UserPatched.v1',
       occurredAt: '2026-11-24T03:00:00.000Z',
+      recordedAt: '2026-11-24T03:00:00.001Z',
       actor: 'a-1',
       correlationId: 'c-1',
       causationId: null,
       clientRequestId: '=cmd',
       auth: { method: 'bearer', tokenId: 't-1' },
       data: { changes: { name: 'Ada, "the first"' } },
+      hash: 'ab'.repeat(32),
     };
     expect(AUDIT_CSV_HEADER).toBe(
-      'position,stream,revision,type,occurredAt,actor,correlationId,causationId,clientRequestId,authMethod,authTokenId,data\r\n',
+      'id,position,stream,revision,type,occurredAt,recordedAt,actor,correlationId,causationId,clientRequestId,' +
+        'authMethod,authTokenId,data,hash\r\n',
     );
     expect(auditCsvLine(record)).toBe(
-      `17,user-u-1,0,UserPatched.v1,2026-11-24T03:00:00.000Z,a-1,c-1,,'=cmd,bearer,t-1,` +
-        `"{""changes"":{""name"":""Ada, \\""the first\\""""}}"\r\n`,
+      `e-1,17,user-u-1,0,UserPatched.v1,2026-11-24T03:00:00.000Z,2026-11-24T03:00:00.001Z,a-1,c-1,,'=cmd,` +
+        `bearer,t-1,"{""changes"":{""name"":""Ada, \\""the first\\""""}}",${'ab'.repeat(32)}\r\n`,
     );
   });
 });

@@ -5,11 +5,13 @@ import { AuditRecord } from './audit-record';
  * The columns are declared once here, for the API's `text/csv` and the CLI's `--format csv`.
  */
 const COLUMNS: ReadonlyArray<[string, (record: AuditRecord) => string | number | null]> = [
+  ['id', (record) => record.id],
   ['position', (record) => record.position],
   ['stream', (record) => record.stream],
   ['revision', (record) => record.revision],
   ['type', (record) => record.type],
   ['occurredAt', (record) => record.occurredAt],
+  ['recordedAt', (record) => record.recordedAt],
   ['actor', (record) => record.actor],
   ['correlationId', (record) => record.correlationId],
   ['causationId', (record) => record.causationId],
@@ -17,6 +19,7 @@ const COLUMNS: ReadonlyArray<[string, (record: AuditRecord) => string | number |
   ['authMethod', (record) => record.auth?.method ?? null],
   ['authTokenId', (record) => record.auth?.tokenId ?? null],
   ['data', (record) => JSON.stringify(record.data)],
+  ['hash', (record) => record.hash],
 ];
 
 export const AUDIT_CSV_MEDIA_TYPE = 'text/csv';

@@ -130,6 +130,8 @@ function recorded(type: string, data: Record<string, unknown>): RecordedEvent {
     stream: 'account-a-1',
     revision: 3,
     position: position(17),
+    recordedAt: T,
+    hash: 'a'.repeat(64),
   };
 }
 
@@ -182,19 +184,22 @@ describe('toAuditRecord', () => {
     });
   });
 
-  it('shows position, stream, revision, type and metadata', () => {
+  it('shows id, position, stream, revision, type, metadata, recorded time and hash', () => {
     expect(toAuditRecord(recorded('EmailReserved.v1', { accountId: 'a-1' }))).toEqual({
+      id: 'e-1',
       position: '17',
       stream: 'account-a-1',
       revision: 3,
       type: 'EmailReserved.v1',
       occurredAt: T,
+      recordedAt: T,
       actor: 'a-9',
       correlationId: 'req-1',
       causationId: null,
       clientRequestId: null,
       auth: null,
       data: { accountId: 'a-1' },
+      hash: 'a'.repeat(64),
     });
   });
 

@@ -5,11 +5,15 @@ export const REDACTED = '[redacted]';
 
 /** One event as an auditor sees it (API.md "Admin and operations"). */
 export interface AuditRecord {
+  /** The event's own id, which causationId and requestId refer to. */
+  id: string;
   position: string;
   stream: string;
   revision: number;
   type: string;
   occurredAt: string;
+  /** Assigned by the store; never decreases with position. */
+  recordedAt: string;
   actor: string;
   correlationId: string;
   causationId: string | null;
@@ -17,6 +21,8 @@ export interface AuditRecord {
   clientRequestId: string | null;
   auth: AuthProvenance | null;
   data: EventData;
+  /** Chains the event to its predecessor (`audit verify`). */
+  hash: string;
 }
 
 /**
@@ -36,16 +42,19 @@ export function redactEventData(type: string, data: EventData): EventData {
 
 export function toAuditRecord(event: RecordedEvent): AuditRecord {
   return {
+    id: event.id,
     position: formatPosition(event.position),
     stream: event.stream,
     revision: event.revision,
     type: event.type,
     occurredAt: event.metadata.occurredAt,
+    recordedAt: event.recordedAt,
     actor: event.metadata.actor,
     correlationId: event.metadata.correlationId,
     causationId: event.metadata.causationId ?? null,
     clientRequestId: event.metadata.clientRequestId ?? null,
     auth: event.metadata.auth ?? null,
     data: redactEventData(event.type, event.data),
+    hash: event.hash,
   };
 }

@@ -236,7 +236,14 @@ describe('SagaProcessor', () => {
   it('declares exactly the event types the password saga has work for', () => {
     const commandTypes = Object.keys(EVENT_SCHEMAS).filter(
       (type) =>
-        passwordSaga.commandFor({ ...event(type), stream: 's', revision: 0, position: position(1) }) !== null,
+        passwordSaga.commandFor({
+          ...event(type),
+          stream: 's',
+          revision: 0,
+          position: position(1),
+          recordedAt: '2026-01-01T00:00:00.000Z',
+          hash: 'a'.repeat(64),
+        }) !== null,
     );
     expect([...passwordSaga.eventTypes].sort()).toEqual(commandTypes.sort());
   });

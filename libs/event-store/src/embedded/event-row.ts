@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../event-store.port';
+import type { ChainLink } from '../integrity/history-chain';
 
 /** One `events` row as read in raw mode: column order of {@link EVENT_COLUMNS}. */
 export type EventRow = [
@@ -9,9 +10,11 @@ export type EventRow = [
   type: string,
   data: string,
   metadata: string,
+  recordedAt: string,
+  hash: string,
 ];
 
-export const EVENT_COLUMNS = 'position, id, stream, revision, type, data, metadata';
+export const EVENT_COLUMNS = 'position, id, stream, revision, type, data, metadata, recorded_at, hash';
 
 export function toRecordedEvent(row: EventRow): RecordedEvent {
   const position = BigInt(row[0]);
@@ -23,5 +26,22 @@ export function toRecordedEvent(row: EventRow): RecordedEvent {
     data: JSON.parse(row[5]) as RecordedEvent['data'],
     metadata: JSON.parse(row[6]) as RecordedEvent['metadata'],
     position: { commit: position, prepare: position },
+    recordedAt: row[7],
+    hash: row[8],
+  };
+}
+
+/** The row as the hash chain covers it: its texts as stored, nothing parsed. */
+export function toChainLink(row: EventRow): ChainLink {
+  return {
+    position: String(row[0]),
+    id: row[1],
+    stream: row[2],
+    revision: row[3],
+    type: row[4],
+    data: row[5],
+    metadata: row[6],
+    recordedAt: row[7],
+    hash: row[8],
   };
 }

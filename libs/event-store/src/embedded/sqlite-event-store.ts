@@ -9,6 +9,8 @@ import {
   type EventStoreObserver,
   type EventSubscription,
   type ExpectedRevision,
+  type LogPage,
+  type LogQuery,
   type NewEvent,
   type ReadAllOptions,
   type RecordedEvent,
@@ -17,7 +19,9 @@ import {
 } from '../event-store.port';
 import { validateAppend } from '../append-validation';
 import { type Position, position } from '../position';
-import { EVENT_COLUMNS, type EventRow, toRecordedEvent } from './event-row';
+import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
+import { EVENT_COLUMNS, type EventRow, toChainLink, toRecordedEvent } from './event-row';
+import { prepareSchema, SCHEMA_VERSION } from './events-schema';
 import { type EventLog, type EventPage, SqliteSubscription } from './sqlite-subscription';
 
 export interface SqliteEventStoreOptions {
@@ -74,30 +78,11 @@ export class StoreLostError extends Error {
   }
 }
 
-const SCHEMA_VERSION = 1;
-
 /**
  * The write-ahead log is cut back to this size after each checkpoint, so that it never keeps the
  * space of a burst of writes: on a small disk that space may be what a recovery needs.
  */
 const WAL_SIZE_LIMIT_BYTES = 1024 * 1024;
-
-// No AUTOINCREMENT: a new rowid is max + 1, so rows of a rolled-back savepoint leave no gap.
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS store_identity (id INTEGER PRIMARY KEY CHECK (id = 1), store_id TEXT NOT NULL) STRICT;
-  CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), probed_at TEXT NOT NULL) STRICT;
-  CREATE TABLE IF NOT EXISTS events (
-    position INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    stream TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    type TEXT NOT NULL,
-    data TEXT NOT NULL,
-    metadata TEXT NOT NULL,
-    UNIQUE (stream, revision)
-  ) STRICT;
-  PRAGMA user_version = ${SCHEMA_VERSION};
-`;
 
 interface SerializedEvent {
   id: string;
@@ -122,6 +107,13 @@ interface Applied {
 
 type Outcome = ({ ok: true } & Applied) | { ok: false; error: unknown };
 
+/** The newest event as the chain needs it: where the next one goes, and what it chains to. */
+interface ChainHead {
+  position: number;
+  recordedAt: string;
+  hash: string;
+}
+
 interface Waiter {
   after: number;
   wake(): void;
@@ -134,7 +126,14 @@ interface Waiter {
  * only its own append (multi-event appends run in a savepoint of their own).
  */
 export class SqliteEventStore extends EventStore implements EventLog {
-  private readonly insertEvent: Database.Statement<[string, string, number, string, string, string]>;
+  private readonly insertEvent: Database.Statement<
+    [number, string, string, number, string, string, string, string, string]
+  >;
+  private readonly selectChainHead: Database.Statement<[], [number, string, string]>;
+  /** Read at the start of each commit (other processes append too), advanced by each append. */
+  private chainHead: ChainHead = { position: 0, recordedAt: '', hash: '' };
+  /** The recorded time of the commit under way: one clock reading per transaction. */
+  private commitTime = '';
   private readonly selectLastRevision: Database.Statement<[string], number | null>;
   private readonly selectById: Database.Statement<[string], [string, number, number]>;
   private readonly selectIdAt: Database.Statement<[string, number], [string, number]>;
@@ -145,6 +144,9 @@ export class SqliteEventStore extends EventStore implements EventLog {
   /** Why the last commit failed (a full disk, an I/O error), until one succeeds again. */
   private writeFailure: string | null = null;
   private readonly typeFilters = new Map<number, Database.Statement<unknown[], EventRow>>();
+  private readonly queryShapes = new Map<string, Database.Statement<unknown[], EventRow>>();
+  private readonly selectFirstRecordedFrom: Database.Statement<[string], number | null>;
+  private readonly selectLastRecordedBefore: Database.Statement<[string], number | null>;
   private readonly appendInSavepoint: Database.Transaction<(request: PendingAppend) => Applied>;
   private readonly commitGroup: Database.Transaction<(group: PendingAppend[], outcomes: Outcome[]) => void>;
 
@@ -170,8 +172,13 @@ export class SqliteEventStore extends EventStore implements EventLog {
     this.filterWindow = options.filterWindow ?? 50_000;
     this.observer = options.observer ?? null;
     this.insertEvent = db.prepare(
-      'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO events (position, id, stream, revision, type, data, metadata, recorded_at, hash)' +
+        ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    this.selectChainHead = db.prepare<[], [number, string, string]>(
+      'SELECT position, recorded_at, hash FROM events ORDER BY position DESC LIMIT 1',
+    );
+    this.selectChainHead.raw();
     this.selectLastRevision = db.prepare<[string], number | null>(
       'SELECT max(revision) FROM events WHERE stream = ?',
     );
@@ -192,6 +199,16 @@ export class SqliteEventStore extends EventStore implements EventLog {
       `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
     );
     this.selectAfter.raw();
+    this.selectFirstRecordedFrom = db
+      .prepare<[string], number | null>( // Index order is (recorded_at, position): the first entry is the answer, no range is scanned.
+        'SELECT position FROM events WHERE recorded_at >= ? ORDER BY recorded_at, position LIMIT 1',
+      )
+      .pluck();
+    this.selectLastRecordedBefore = db
+      .prepare<[string], number | null>(
+        'SELECT position FROM events WHERE recorded_at < ? ORDER BY recorded_at DESC, position DESC LIMIT 1',
+      )
+      .pluck();
     this.selectHead = db.prepare<[], number | null>('SELECT max(position) FROM events');
     this.selectHead.pluck();
     this.probeWrite = db.prepare(
@@ -199,6 +216,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
     );
     this.appendInSavepoint = db.transaction((request: PendingAppend) => this.appendOne(request));
     this.commitGroup = db.transaction((group: PendingAppend[], outcomes: Outcome[]) => {
+      this.startChain();
       for (const request of group) {
         try {
           // One INSERT is atomic by itself; a savepoint (about 15% of the cost) is for several.
@@ -242,7 +260,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
       if (mode !== 'wal') throw new Error(`${EVENTS_FILE}: cannot use WAL journal mode (got ${mode})`);
       db.pragma('synchronous = FULL');
       db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-      db.exec(SCHEMA);
+      prepareSchema(db, EVENTS_FILE);
       recordIdentity(db, dataDir, recorded);
       return new SqliteEventStore(db, options);
     } catch (error) {
@@ -301,6 +319,60 @@ export class SqliteEventStore extends EventStore implements EventLog {
     }
   }
 
+  /**
+   * An actor's or a correlation's events are one query on its index. Otherwise the log is read
+   * window by window (`filterWindow` positions per query, so that a rare type never holds the
+   * event loop for a scan of the whole log) until the page is full or the head is reached. The
+   * recorded time never decreases with position, so `since` and `until` become a position range
+   * (one lookup each on the recorded_at index).
+   */
+  override async queryLog(query: LogQuery): Promise<LogPage> {
+    this.assertOpen();
+    const { limit } = query;
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new RangeError(`limit must be a positive integer, got ${limit}`);
+    let after = query.after ? toSequence(query.after) : 0;
+    let upTo = this.selectHead.get() ?? 0;
+    if (query.since !== undefined) {
+      const first = this.selectFirstRecordedFrom.get(query.since);
+      if (first == null) return { events: [], next: null };
+      after = Math.max(after, first - 1);
+    }
+    if (query.until !== undefined) upTo = Math.min(upTo, this.selectLastRecordedBefore.get(query.until) ?? 0);
+    const conditions: string[] = [];
+    const values: unknown[] = [];
+    // Equality on an indexed column first: SQLite then walks that index in position order.
+    if (query.actor !== undefined) {
+      conditions.push('actor = ?');
+      values.push(query.actor);
+    }
+    if (query.correlationId !== undefined) {
+      conditions.push('correlation_id = ?');
+      values.push(query.correlationId);
+    }
+    if (query.eventTypes !== undefined) {
+      const types = [...new Set(query.eventTypes)];
+      if (types.length === 0) return { events: [], next: null };
+      conditions.push(`type IN (${types.map(() => '?').join(', ')})`);
+      values.push(...types);
+    }
+    const indexed = query.actor !== undefined || query.correlationId !== undefined;
+    const statement = this.filteredRead(conditions);
+    const rows: EventRow[] = [];
+    // One more than the page holds tells whether a next page exists.
+    while (rows.length <= limit && after < upTo) {
+      const windowEnd = indexed ? upTo : Math.min(upTo, after + this.filterWindow);
+      const found = statement.all(...values, after, windowEnd, limit + 1 - rows.length);
+      rows.push(...found);
+      after = windowEnd;
+      if (rows.length <= limit && after < upTo) await nextTurn();
+      this.assertOpen();
+    }
+    if (rows.length <= limit) return { events: rows.map(toRecordedEvent), next: null };
+    const page = rows.slice(0, limit);
+    return { events: page.map(toRecordedEvent), next: position(page[limit - 1][0]) };
+  }
+
   override subscribeToAll(options: SubscribeOptions = {}): EventSubscription {
     this.assertOpen();
     const cursor = options.after ? toSequence(options.after) : 0;
@@ -335,6 +407,21 @@ export class SqliteEventStore extends EventStore implements EventLog {
       }
       this.writeFailure = null;
     });
+  }
+
+  override readonly chainScope = 'log';
+
+  override async *readChain(): AsyncGenerator<ChainLink> {
+    // From below any position: a row slipped in at 0 or below must be walked, and fail.
+    let cursor = Number.MIN_SAFE_INTEGER;
+    for (;;) {
+      this.assertOpen();
+      const rows = this.selectAfter.all(cursor, this.readBatchSize);
+      for (const row of rows) yield toChainLink(row);
+      if (rows.length < this.readBatchSize) return;
+      cursor = rows[rows.length - 1][0];
+      await nextTurn();
+    }
   }
 
   /** Commits appends already requested, ends every subscription, then closes the file. */
@@ -423,20 +510,47 @@ export class SqliteEventStore extends EventStore implements EventLog {
       throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
     }
     let revision = current ?? -1;
-    let last = 0;
+    // Advanced only when every event is in: a failed savepoint leaves the head as it was.
+    let { position: last, hash } = this.chainHead;
+    const recordedAt = this.commitTime;
     for (const event of events) {
       revision++;
+      last++;
+      const link = { position: String(last), stream, revision, recordedAt, ...event };
+      hash = chainHash('log', link, hash);
       try {
-        last = Number(
-          this.insertEvent.run(event.id, stream, revision, event.type, event.data, event.metadata)
-            .lastInsertRowid,
+        this.insertEvent.run(
+          last,
+          event.id,
+          stream,
+          revision,
+          event.type,
+          event.data,
+          event.metadata,
+          recordedAt,
+          hash,
         );
       } catch (error) {
         if (isUniqueIdViolation(error)) throw new DuplicateEventIdError(stream, event.id);
         throw error;
       }
     }
+    this.chainHead = { position: last, recordedAt, hash };
     return { result: { nextExpectedRevision: revision, position: position(last) }, written: events.length };
+  }
+
+  /**
+   * Inside the commit's write lock: the newest event (another process may have written it) and
+   * this commit's recorded time, never before the newest event's.
+   */
+  private startChain(): void {
+    const head = this.selectChainHead.get();
+    this.chainHead =
+      head === undefined
+        ? { position: 0, recordedAt: '', hash: GENESIS_HASH }
+        : { position: head[0], recordedAt: head[1], hash: head[2] };
+    const now = new Date().toISOString();
+    this.commitTime = now > this.chainHead.recordedAt ? now : this.chainHead.recordedAt;
   }
 
   /**
@@ -483,6 +597,22 @@ export class SqliteEventStore extends EventStore implements EventLog {
       return;
     }
     if (head !== null) this.wakeWaiters(head);
+  }
+
+  /** The audit's read for one shape of conditions, prepared on first use. */
+  private filteredRead(conditions: string[]): Database.Statement<unknown[], EventRow> {
+    const where = [...conditions, 'position > ?', 'position <= ?'].join(' AND ');
+    let statement = this.queryShapes.get(where);
+    if (statement === undefined) {
+      statement = this.db.prepare<unknown[], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where} ORDER BY position LIMIT ?`,
+      );
+      statement.raw();
+      // Shapes are few (which filters, how many types), but never let them grow without bound.
+      if (this.queryShapes.size >= 256) this.queryShapes.clear();
+      this.queryShapes.set(where, statement);
+    }
+    return statement;
   }
 
   /** The filtered read for `count` types: one prepared statement per count, made on first use. */

@@ -21,6 +21,8 @@ import {
   type EventSubscription,
   type ExpectedRevision,
   InvalidPositionError,
+  type LogPage,
+  type LogQuery,
   type NewEvent,
   type ReadAllOptions,
   type RecordedEvent,
@@ -35,11 +37,27 @@ import {
   isSystemEvent,
   positionOf,
   readLogEnd,
+  toChainLink,
   toEsdbEvent,
   toEsdbExpectedRevision,
 } from './esdb-events';
 import { EsdbSubscription, type ResubscribeOptions } from './esdb-subscription';
 import { StoreTimeoutError, withinDeadline } from '../store-unavailable';
+import { matchesLogQuery } from '../log-query';
+import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
+
+/** Streams whose last known hash is kept, so that a read-then-append needs no second read. */
+const KNOWN_HEADS = 10_000;
+/** Tries of an `any` or `stream_exists` append that other clients' writes keep overtaking. */
+const ANY_APPEND_ATTEMPTS = 10;
+/** Records read back from a stream's end to find our newest event past system events. */
+const STREAM_END_PAGE = 16;
+
+/** Where an append goes in its stream's chain: the revision it expects, and the hash before it. */
+interface ChainPoint {
+  expected: 'no_stream' | number;
+  previous: string;
+}
 
 export interface EsdbEventStoreOptions {
   /** First wait before a dropped subscription resubscribes (default 250 ms), doubled per failure. */
@@ -60,6 +78,8 @@ export interface EsdbEventStoreOptions {
    */
   callDeadlineMs?: number;
   operationBudgetMs?: number;
+  /** How long one audit query scans `$all` before it answers with what it found (default 2 s). */
+  queryBudgetMs?: number;
   /** Tries of an append that meets a transient cluster error (default 4): same ids, so idempotent. */
   appendAttempts?: number;
   /** Wait before the first retry of an append or read (default 100 ms), doubled per retry. */
@@ -98,7 +118,12 @@ export class EsdbEventStore extends EventStore {
   private readonly observer: EventStoreObserver | null;
   private readonly callDeadlineMs: number;
   private readonly operationBudgetMs: number;
+  private readonly queryBudgetMs: number;
   private closed = false;
+  /** The last hash seen of recently read or written streams, by the revision it belongs to. */
+  private readonly knownHeads = new Map<string, { revision: number; hash: string }>();
+  /** The last `any`/`stream_exists` append of each stream with one under way, to queue behind. */
+  private readonly appendsInTurn = new Map<string, Promise<void>>();
 
   /** Connects lazily: the first call opens the channel. `esdb://host:2113?tls=false` for a local node. */
   static connect(connectionString: string, options: EsdbEventStoreOptions = {}): EsdbEventStore {
@@ -124,8 +149,15 @@ export class EsdbEventStore extends EventStore {
     this.observer = options.observer ?? null;
     this.callDeadlineMs = options.callDeadlineMs ?? 3_000;
     this.operationBudgetMs = options.operationBudgetMs ?? 8_000;
+    this.queryBudgetMs = options.queryBudgetMs ?? 2_000;
   }
 
+  /**
+   * Chains each event to the previous one of its stream: the server orders `$all` itself, so a
+   * writer can only know its stream's predecessor. `any` and `stream_exists` become an exact
+   * revision after reading the stream's end, so that no other write slips in between: appends of
+   * this client to one stream take turns, another client's write in between means reading again.
+   */
   override async append(
     stream: string,
     events: NewEvent[],
@@ -133,28 +165,131 @@ export class EsdbEventStore extends EventStore {
   ): Promise<AppendResult> {
     this.assertOpen();
     validateAppend(stream, events, expected);
+    if (typeof expected === 'number' || expected === 'no_stream') {
+      return this.appendAt(stream, events, await this.chainPoint(stream, expected));
+    }
+    const before = this.appendsInTurn.get(stream) ?? Promise.resolve();
+    const turn = before.then(() => this.appendAtEnd(stream, events, expected));
+    const settled = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.appendsInTurn.set(stream, settled);
+    void settled.then(() => {
+      if (this.appendsInTurn.get(stream) === settled) this.appendsInTurn.delete(stream);
+    });
+    return turn;
+  }
+
+  private async appendAtEnd(
+    stream: string,
+    events: NewEvent[],
+    expected: 'any' | 'stream_exists',
+  ): Promise<AppendResult> {
+    for (let attempt = 1; ; attempt++) {
+      const end = await this.streamEnd(stream, END);
+      if (end === null) {
+        if (expected === 'stream_exists') throw new WrongExpectedRevisionError(stream, expected, 'no_stream');
+      } else if (end.lastId === events[events.length - 1].id) {
+        // A retry of an append that went through: answered as written, as the server would.
+        return { nextExpectedRevision: end.revision, position: end.position };
+      }
+      const point: ChainPoint =
+        end === null
+          ? { expected: 'no_stream', previous: GENESIS_HASH }
+          : { expected: end.revision, previous: end.hash };
+      try {
+        return await this.appendAt(stream, events, point);
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevisionError)) throw error;
+        if (attempt >= ANY_APPEND_ATTEMPTS)
+          throw new WrongExpectedRevisionError(stream, expected, error.actual);
+      }
+    }
+  }
+
+  /** The hash an append after revision `expected` chains to: known from a read or write, or read. */
+  private async chainPoint(stream: string, expected: 'no_stream' | number): Promise<ChainPoint> {
+    if (expected === 'no_stream') return { expected, previous: GENESIS_HASH };
+    const known = this.knownHeads.get(stream);
+    if (known?.revision === expected) return { expected, previous: known.hash };
+    const end = await this.streamEnd(stream, BigInt(expected));
+    // A stream that does not reach `expected` conflicts on the server: any hash will do.
+    return { expected, previous: end?.revision === expected ? end.hash : GENESIS_HASH };
+  }
+
+  /**
+   * The stream read backwards from `from`: the revision and position of the first record, and the
+   * hash of the newest of our events (system events, which carry none, are passed over).
+   */
+  private async streamEnd(
+    stream: string,
+    from: bigint | typeof END,
+  ): Promise<{ revision: number; position: Position; lastId: string; hash: string } | null> {
+    let page: ResolvedEvent[];
     try {
-      const data = events.map(toEsdbEvent);
-      // The same event ids on every try: the server recognises a write that went through and
-      // answers it again instead of writing twice.
+      page = await this.retrying(2, async () => {
+        const read: ResolvedEvent[] = [];
+        // Drained, never left early: a read given up half-way keeps its call open.
+        for await (const resolved of this.client.readStream(stream, {
+          fromRevision: from,
+          direction: BACKWARDS,
+          maxCount: STREAM_END_PAGE,
+          deadline: this.callDeadlineMs,
+        })) {
+          read.push(resolved);
+        }
+        return read;
+      });
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return null;
+      throw error;
+    }
+    if (page.length === 0) return null;
+    const last = page[0].event!;
+    const ours = page.find(({ event }) => !isSystemEvent(event!.streamId, event!.type));
+    return {
+      revision: Number(last.revision),
+      position: positionOf(page[0]),
+      lastId: last.id,
+      hash: ours === undefined ? GENESIS_HASH : fromResolvedEvent(ours).hash,
+    };
+  }
+
+  private rememberHead(stream: string, revision: number, hash: string): void {
+    // Re-inserted last: the map's order is the order of use, the oldest goes first.
+    this.knownHeads.delete(stream);
+    this.knownHeads.set(stream, { revision, hash });
+    if (this.knownHeads.size > KNOWN_HEADS) this.knownHeads.delete(this.knownHeads.keys().next().value!);
+  }
+
+  private async appendAt(stream: string, events: NewEvent[], point: ChainPoint): Promise<AppendResult> {
+    let previous = point.previous;
+    const first = (point.expected === 'no_stream' ? -1 : point.expected) + 1;
+    const data = events.map((event, offset) => {
+      previous = chainHash('stream', chainLinkOf(stream, first + offset, event), previous);
+      return toEsdbEvent(event, previous);
+    });
+    try {
+      // The same event ids (and hashes) on every try: the server recognises a write that went
+      // through and answers it again instead of writing twice.
       const result = await this.retrying(this.appendAttempts, () =>
         this.client.appendToStream(stream, data, {
-          expectedRevision: toEsdbExpectedRevision(expected),
+          expectedRevision: toEsdbExpectedRevision(point.expected),
           deadline: this.callDeadlineMs,
         }),
       );
       if (!result.position) throw new Error(`Append to ${stream} returned no position`);
       this.observer?.committed(events.length);
-      return {
-        nextExpectedRevision: Number(result.nextExpectedRevision),
-        position: fromEsdbPosition(result.position),
-      };
+      const nextExpectedRevision = Number(result.nextExpectedRevision);
+      this.rememberHead(stream, nextExpectedRevision, previous);
+      return { nextExpectedRevision, position: fromEsdbPosition(result.position) };
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
         const actual = error.actualVersion;
         throw new WrongExpectedRevisionError(
           stream,
-          expected,
+          point.expected,
           actual === 'no_stream' ? 'no_stream' : Number(actual),
         );
       }
@@ -171,6 +306,17 @@ export class EsdbEventStore extends EventStore {
     if (!Number.isSafeInteger(fromRevision) || fromRevision < 0) {
       throw new RangeError(`fromRevision must be a non-negative integer, got ${fromRevision}`);
     }
+    const events = await this.readStreamEvents(stream, fromRevision);
+    const last = events.at(-1);
+    if (last !== undefined) this.rememberHead(stream, last.revision, last.hash);
+    return events;
+  }
+
+  private async readStreamEvents(
+    stream: string,
+    fromRevision: number,
+    maxCount?: number,
+  ): Promise<RecordedEvent[]> {
     try {
       // A read changes nothing: once more after a transient error is safe.
       return await this.retrying(2, async () => {
@@ -179,6 +325,7 @@ export class EsdbEventStore extends EventStore {
           fromRevision: BigInt(fromRevision),
           direction: FORWARDS,
           deadline: this.callDeadlineMs,
+          ...(maxCount === undefined ? {} : { maxCount }),
         })) {
           events.push(fromResolvedEvent(resolved));
         }
@@ -195,14 +342,56 @@ export class EsdbEventStore extends EventStore {
     if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
       throw new RangeError(`limit must be a non-negative integer, got ${limit}`);
     }
-    this.assertOpen();
-    let after = options.after;
-    if (after) assertReadable(after);
     let remaining = limit ?? Number.POSITIVE_INFINITY;
+    if (remaining === 0) return;
     // The client's $all read takes no filter: other types are skipped here.
     const types = options.eventTypes === undefined ? null : new Set(options.eventTypes);
-    // Page by page, each read drained at once: no server stream stays open while the caller is slow.
-    while (remaining > 0) {
+    for await (const event of this.readLog(options.after)) {
+      if (types !== null && !types.has(event.type)) continue;
+      yield event;
+      if (--remaining === 0) return;
+    }
+  }
+
+  /**
+   * The server filters `$all` by type or stream only, never by metadata: the log is scanned here,
+   * page by page, for at most `queryBudgetMs`; a page cut short by the budget gives `next` where
+   * the scan stopped, so that no record is skipped.
+   */
+  override async queryLog(query: LogQuery): Promise<LogPage> {
+    const { limit } = query;
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new RangeError(`limit must be a positive integer, got ${limit}`);
+    const deadline = Date.now() + this.queryBudgetMs;
+    const events: RecordedEvent[] = [];
+    let scanned: Position | null = null;
+    for await (const event of this.readLog(query.after)) {
+      if (matchesLogQuery(event, query)) {
+        // One more than the page holds tells whether a next page exists.
+        if (events.length === limit) return { events, next: events[limit - 1].position };
+        events.push(event);
+      }
+      scanned = event.position;
+      if (Date.now() > deadline) return { events, next: scanned };
+    }
+    return { events, next: null };
+  }
+
+  override readonly chainScope = 'stream';
+
+  override async *readChain(): AsyncGenerator<ChainLink> {
+    for await (const event of this.readLog(undefined)) yield toChainLink(event);
+  }
+
+  /**
+   * The application's events of `$all` after `after`, page by page, each read drained at once:
+   * no server stream stays open while the caller is slow.
+   */
+  private async *readLog(from: Position | undefined): AsyncGenerator<RecordedEvent> {
+    this.assertOpen();
+    let after = from;
+    if (after) assertReadable(after);
+    for (;;) {
       const page = await this.readAllPage(after ?? START, FORWARDS, this.pageSize);
       for (const resolved of page) {
         const position = positionOf(resolved);
@@ -210,9 +399,8 @@ export class EsdbEventStore extends EventStore {
         if (after && comparePositions(position, after) <= 0) continue;
         after = position;
         const event = resolved.event!;
-        if (isSystemEvent(event.streamId, event.type) || (types !== null && !types.has(event.type))) continue;
+        if (isSystemEvent(event.streamId, event.type)) continue;
         yield fromResolvedEvent(resolved);
-        if (--remaining === 0) return;
       }
       if (page.length < this.pageSize) return;
     }
@@ -340,4 +528,18 @@ export class EsdbEventStore extends EventStore {
   private assertOpen(): void {
     if (this.closed) throw new Error('The event store is closed');
   }
+}
+
+/** The event as its stream's chain covers it before the server has placed and timed it. */
+function chainLinkOf(stream: string, revision: number, event: NewEvent): Omit<ChainLink, 'hash'> {
+  return {
+    position: '',
+    id: event.id,
+    stream,
+    revision,
+    type: event.type,
+    data: JSON.stringify(event.data),
+    metadata: JSON.stringify(event.metadata),
+    recordedAt: '',
+  };
 }

@@ -12,7 +12,8 @@ import {
   STREAM_EXISTS,
 } from '@eventstore/db-client';
 import type { EventMetadata, ExpectedRevision, NewEvent, RecordedEvent } from '../event-store.port';
-import type { Position } from '../position';
+import type { ChainLink } from '../integrity/history-chain';
+import { formatPosition, type Position } from '../position';
 
 /** System streams and events (`$`-prefixed) are the server's, never the application's. */
 export function isSystemEvent(stream: string, type: string): boolean {
@@ -32,13 +33,14 @@ export function toEsdbExpectedRevision(expected: ExpectedRevision): AppendExpect
   }
 }
 
-export function toEsdbEvent(event: NewEvent): EsdbEventData {
+/** The event as written, its metadata carrying its hash (chained within its stream) last. */
+export function toEsdbEvent(event: NewEvent, hash: string): EsdbEventData {
   return jsonEvent({
     // The caller's id, so a retried append is recognised by the server and not written twice.
     id: event.id,
     type: event.type,
     data: event.data,
-    metadata: event.metadata as unknown as Record<string, unknown>,
+    metadata: { ...event.metadata, hash },
   });
 }
 
@@ -73,14 +75,37 @@ export function fromResolvedEvent(resolved: ResolvedEvent): RecordedEvent {
   if (!isObject(event.metadata)) {
     throw new Error(`Event ${event.id} in ${event.streamId} does not hold JSON metadata`);
   }
+  // The hash is the store's, not the writer's: it is taken out of the metadata the writer gave.
+  const { hash, ...metadata } = event.metadata;
   return {
     id: event.id,
     type: event.type,
     data: event.data,
-    metadata: event.metadata as unknown as EventMetadata,
+    metadata: metadata as unknown as EventMetadata,
     stream: event.streamId,
     revision: Number(event.revision),
     position: positionOf(resolved),
+    recordedAt: event.created.toISOString(),
+    hash: typeof hash === 'string' ? hash : '',
+  };
+}
+
+/**
+ * The event as the stream's chain covers it. The client wrote data and metadata as
+ * `JSON.stringify` gave them and parses them on reading; stringifying them again gives the
+ * same text (the hash left out of the metadata, where it was added last).
+ */
+export function toChainLink(event: RecordedEvent): ChainLink {
+  return {
+    position: formatPosition(event.position),
+    id: event.id,
+    stream: event.stream,
+    revision: event.revision,
+    type: event.type,
+    data: JSON.stringify(event.data),
+    metadata: JSON.stringify(event.metadata),
+    recordedAt: event.recordedAt,
+    hash: event.hash,
   };
 }
 

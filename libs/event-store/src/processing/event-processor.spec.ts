@@ -2,10 +2,12 @@ import {
   AppendResult,
   EventStore,
   EventSubscription,
+  LogPage,
   RecordedEvent,
   SubscriptionMessage,
 } from '../event-store.port';
 import { SqliteCheckpointStore } from '../embedded/sqlite-checkpoint-store';
+import type { ChainLink } from '../integrity/history-chain';
 import { EventProcessor, ProcessorLogger } from './event-processor';
 
 /** A store that accepts a subscription and never sends a message on it: a hung server. */
@@ -37,6 +39,14 @@ class SilentEventStore extends EventStore {
   }
   headPosition() {
     return Promise.resolve(null);
+  }
+  readonly chainScope = 'log' as const;
+  queryLog(): Promise<LogPage> {
+    return Promise.resolve({ events: [], next: null });
+  }
+  // eslint-disable-next-line require-yield
+  async *readChain(): AsyncIterable<ChainLink> {
+    return;
   }
   ping(): Promise<void> {
     return this.pingAnswer === null ? Promise.resolve() : Promise.reject(this.pingAnswer);

@@ -32,6 +32,8 @@ describe('UpcasterRegistry', () => {
     stream: 'thing-1',
     revision: 0,
     position: { commit: 1n, prepare: 1n },
+    recordedAt: '2026-01-01T00:00:00.000Z',
+    hash: 'a'.repeat(64),
   });
 
   it('upcasts step by step to the newest version, keeping stream, position and metadata', () => {

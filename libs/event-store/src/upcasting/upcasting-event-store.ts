@@ -4,6 +4,8 @@ import {
   EventStoreObserver,
   EventSubscription,
   ExpectedRevision,
+  LogPage,
+  LogQuery,
   NewEvent,
   ReadAllOptions,
   RecordedEvent,
@@ -11,6 +13,7 @@ import {
   SubscriptionMessage,
 } from '../event-store.port';
 import { traced } from '@chronicle/tracing';
+import type { ChainLink, ChainScope } from '../integrity/history-chain';
 import { Position } from '../position';
 import { UpcasterRegistry } from './upcaster-registry';
 
@@ -61,6 +64,14 @@ export class UpcastingEventStore extends EventStore {
     return (await this.inner.readStream(stream, options)).map((event) => this.registry.upcast(event));
   }
 
+  override async queryLog(query: LogQuery): Promise<LogPage> {
+    const { eventTypes } = query;
+    const page = await this.inner.queryLog(
+      eventTypes === undefined ? query : { ...query, eventTypes: this.registry.storedTypesOf(eventTypes) },
+    );
+    return { events: page.events.map((event) => this.registry.upcast(event)), next: page.next };
+  }
+
   override async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
     const { eventTypes } = options;
     const read = this.inner.readAll(
@@ -102,6 +113,15 @@ export class UpcastingEventStore extends EventStore {
   /** Reads without the upcasting: the adapter underneath, as stored. */
   override asStored(): EventStore {
     return this.inner.asStored();
+  }
+
+  /** The chain covers events as stored: read from the adapter, never upcast. */
+  override get chainScope(): ChainScope {
+    return this.inner.chainScope;
+  }
+
+  override readChain(): AsyncIterable<ChainLink> {
+    return this.inner.readChain();
   }
 
   override headPosition(): Promise<Position | null> {

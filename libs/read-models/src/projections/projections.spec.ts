@@ -17,6 +17,8 @@ function recorded(type: string, data: Record<string, unknown>, at = 7): Recorded
     stream: 'any-1',
     revision: 0,
     position: position(at, at - 1),
+    recordedAt: '2026-01-01T00:00:00.000Z',
+    hash: 'a'.repeat(64),
   };
 }
 

@@ -1,13 +1,14 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { comparePositions, EventStore, Position, RecordedEvent } from '@chronicle/event-store';
+import {
+  comparePositions,
+  EventStore,
+  LogQuery,
+  matchesLogQuery,
+  Position,
+  RecordedEvent,
+} from '@chronicle/event-store';
 import { toAuditRecord } from '../audit-record';
-import { AuditFilter, AuditPage, ListAuditEventsQuery, MAX_AUDIT_LIMIT } from './list-audit-events.query';
-
-/**
- * Most events one page reads when filtering by type or actor without a stream: a rare type must
- * not make one request read the whole history. The page then ends early with a next link.
- */
-export const AUDIT_SCAN_BUDGET = 50_000;
+import { AuditPage, ListAuditEventsQuery, MAX_AUDIT_LIMIT } from './list-audit-events.query';
 
 /** The event history from the event store itself (upcast, redacted), never from a read model. */
 @QueryHandler(ListAuditEventsQuery)
@@ -18,34 +19,37 @@ export class ListAuditEventsHandler implements IQueryHandler<ListAuditEventsQuer
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_AUDIT_LIMIT) {
       throw new RangeError(`limit must be from 1 to ${MAX_AUDIT_LIMIT}`);
     }
+    const query = {
+      eventTypes: filter.types,
+      actor: filter.actor,
+      correlationId: filter.correlationId,
+      since: filter.since,
+      until: filter.until,
+    };
+    // Raw: the events as stored, before upcasting, through the same queries.
     const store = filter.raw ? this.store.asStored() : this.store;
-    const events: AsyncIterable<RecordedEvent> | RecordedEvent[] =
-      filter.stream === undefined
-        ? store.readAll(filter.after ? { after: filter.after } : {})
-        : await store.readStream(filter.stream);
+    if (filter.stream !== undefined) return this.streamPage(store, filter.stream, filter.after, query, limit);
+    const { events, next } = await store.queryLog({ ...query, after: filter.after, limit });
+    return { records: events.map(toAuditRecord), next };
+  }
+
+  /** One stream is short: read whole, filtered here with the same conditions. */
+  private async streamPage(
+    store: EventStore,
+    stream: string,
+    after: Position | undefined,
+    query: Omit<LogQuery, 'after' | 'limit'>,
+    limit: number,
+  ): Promise<AuditPage> {
     const matches: RecordedEvent[] = [];
-    let scanned = 0;
-    let last: Position | null = null;
-    for await (const event of events) {
-      if (filter.after && comparePositions(event.position, filter.after) <= 0) continue;
-      last = event.position;
-      if (matchesFilter(event, filter)) {
-        // One more than the page holds tells whether a next page exists.
-        if (matches.length === limit)
-          return { records: matches.map(toAuditRecord), next: matches[limit - 1].position };
-        matches.push(event);
-      }
-      if (++scanned >= AUDIT_SCAN_BUDGET && filter.stream === undefined) {
-        return { records: matches.map(toAuditRecord), next: last };
-      }
+    for (const event of await store.readStream(stream)) {
+      if (after && comparePositions(event.position, after) <= 0) continue;
+      if (!matchesLogQuery(event, query)) continue;
+      // One more than the page holds tells whether a next page exists.
+      if (matches.length === limit)
+        return { records: matches.map(toAuditRecord), next: matches[limit - 1].position };
+      matches.push(event);
     }
     return { records: matches.map(toAuditRecord), next: null };
   }
-}
-
-function matchesFilter(event: RecordedEvent, filter: AuditFilter): boolean {
-  return (
-    (filter.type === undefined || event.type === filter.type) &&
-    (filter.actor === undefined || event.metadata.actor === filter.actor)
-  );
 }

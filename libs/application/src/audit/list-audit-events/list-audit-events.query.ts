@@ -3,12 +3,30 @@ import { Position } from '@chronicle/event-store';
 import { AuditRecord } from '../audit-record';
 
 export const DEFAULT_AUDIT_LIMIT = 100;
+
+/** An RFC 3339 time, as `since` and `until` take it. */
+export const RFC_3339 = /^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d{1,9})?([Zz]|[+-]\d\d:\d\d)$/;
+
+/**
+ * An RFC 3339 time as the store keeps recorded times (UTC with milliseconds), or null when it is
+ * none: not of the form, or no calendar's (month 13).
+ */
+export function auditTime(text: string): string | null {
+  if (!RFC_3339.test(text)) return null;
+  const time = Date.parse(text);
+  return Number.isNaN(time) ? null : new Date(time).toISOString();
+}
 export const MAX_AUDIT_LIMIT = 1000;
 
 export interface AuditFilter {
   stream?: string;
-  type?: string;
+  /** Any of these types (upcast: a stored older version of one counts as it). */
+  types?: readonly string[];
   actor?: string;
+  correlationId?: string;
+  /** RFC 3339 UTC with milliseconds: since <= recordedAt < until. */
+  since?: string;
+  until?: string;
   /** Exclusive: only events after this position. */
   after?: Position;
   /** Events as stored, before upcasting (types and data of older versions as they were written). */
@@ -19,8 +37,9 @@ export interface AuditPage {
   /** Oldest first. */
   records: AuditRecord[];
   /**
-   * Where the next page starts (its `after`), or null at the end of the history. A page may be
-   * shorter than the limit and still have a next page when a scan reached its budget.
+   * Where the next page starts (its `after`), or null at the end of the history. A page is
+   * filled up to the limit or the head; only on EventStoreDB, which cannot filter by metadata,
+   * may a scan's time budget end one shorter, with a next page.
    */
   next: Position | null;
 }

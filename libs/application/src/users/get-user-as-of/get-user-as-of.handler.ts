@@ -5,10 +5,10 @@ import { foldUserDocument, UserDocument } from '@chronicle/read-models';
 import { AsOf, GetUserAsOfQuery } from './get-user-as-of.query';
 
 /**
- * The time an as-of read compares. Until the store records its own time (issue 22's history
- * work), it is the writer's occurredAt; then this line becomes `event.recordedAt`.
+ * The time an as-of read compares: the store's recorded time, which never decreases with position
+ * (the writer's occurredAt is the writer's word, and need not be in order).
  */
-const eventTime = (event: RecordedEvent): string => event.metadata.occurredAt;
+const eventTime = (event: RecordedEvent): string => event.recordedAt;
 
 /** Whether the event had happened at `asOf`. */
 function happenedBy(event: RecordedEvent, asOf: AsOf): boolean {

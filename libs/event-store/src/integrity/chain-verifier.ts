@@ -1,0 +1,132 @@
+import { createHash } from 'node:crypto';
+import { chainHash, type ChainLink, type ChainScope, GENESIS_HASH } from './history-chain';
+
+/**
+ * The head of a history: its last position, the hash that stands for everything up to it, and its
+ * recorded time. On the `log` scope the hash is the last event's; on the `stream` scope it is the
+ * digest of every stream's last hash (see {@link headDigest}).
+ */
+export interface HistoryHead {
+  position: string;
+  hash: string;
+  recordedAt: string;
+}
+
+/** Where the chain breaks: the first event whose stored hash is not the one its content gives. */
+export interface ChainBreak {
+  position: string;
+  stream: string;
+  revision: number;
+  reason: string;
+}
+
+export interface ChainVerification {
+  scope: ChainScope;
+  /** Events walked, the broken one included. */
+  events: number;
+  /** The head walked up to; null for an empty history. */
+  head: HistoryHead | null;
+  /** The first break, or null when every event chains to its predecessor. */
+  broken: ChainBreak | null;
+  /** Against a kept seal: null when it matches (or none was given), else why not. */
+  sealMismatch: string | null;
+}
+
+/**
+ * Walks `links` (global order) and checks that each stored hash is the one its content and its
+ * predecessor's hash give, stopping at the first that is not. With a `seal` (a head kept
+ * elsewhere), the history must reach the sealed position with the sealed hash: a history cut short,
+ * or rewritten up to there with hashes made anew, does not.
+ */
+export async function verifyChain(
+  links: AsyncIterable<ChainLink>,
+  scope: ChainScope,
+  seal: HistoryHead | null = null,
+): Promise<ChainVerification> {
+  const streams = new Map<string, { revision: number; hash: string }>();
+  let last: ChainLink | null = null;
+  let events = 0;
+  let broken: ChainBreak | null = null;
+  let sealReached = false;
+  let sealMismatch: string | null = null;
+  for await (const link of links) {
+    events++;
+    broken = linkBreak(scope, link, last, streams);
+    if (broken !== null) break;
+    last = link;
+    if (scope === 'stream') streams.set(link.stream, { revision: link.revision, hash: link.hash });
+    if (seal !== null && link.position === seal.position) {
+      sealReached = true;
+      const sealed = headOf(scope, link, streams);
+      sealMismatch =
+        sealed.hash === seal.hash && sealed.recordedAt === seal.recordedAt
+          ? null
+          : `the history up to the sealed position ${seal.position} is not the one sealed ` +
+            `(hash ${sealed.hash}, sealed ${seal.hash})`;
+    }
+  }
+  const head = last === null ? null : headOf(scope, last, streams);
+  if (seal !== null && !sealReached && broken === null) {
+    sealMismatch =
+      `the sealed position ${seal.position} is not in the history ` +
+      `(${head === null ? 'it is empty' : `it ends at ${head.position}`}): the history was cut short or rewritten`;
+  }
+  return { scope, events, head, broken, sealMismatch };
+}
+
+function linkBreak(
+  scope: ChainScope,
+  link: ChainLink,
+  last: ChainLink | null,
+  streams: Map<string, { revision: number; hash: string }>,
+): ChainBreak | null {
+  const at = (reason: string): ChainBreak => ({
+    position: link.position,
+    stream: link.stream,
+    revision: link.revision,
+    reason,
+  });
+  let previous: string;
+  if (scope === 'log') {
+    previous = last?.hash ?? GENESIS_HASH;
+    if (last !== null && link.recordedAt < last.recordedAt) {
+      return at(`recordedAt ${link.recordedAt} is before its predecessor's ${last.recordedAt}`);
+    }
+  } else {
+    // No check of revisions following on: a stream may hold the server's own events between ours.
+    previous = streams.get(link.stream)?.hash ?? GENESIS_HASH;
+  }
+  const computed = chainHash(scope, link, previous);
+  if (computed !== link.hash) {
+    return at(
+      `the stored hash ${link.hash || '(none)'} is not ${computed}: the event, or the one before it, ` +
+        'was changed, inserted or removed',
+    );
+  }
+  return null;
+}
+
+function headOf(
+  scope: ChainScope,
+  last: ChainLink,
+  streams: Map<string, { revision: number; hash: string }>,
+): HistoryHead {
+  return {
+    position: last.position,
+    hash: scope === 'log' ? last.hash : headDigest(streams),
+    recordedAt: last.recordedAt,
+  };
+}
+
+/**
+ * One hash for every stream's chain: SHA-256 over `stream \n revision \n hash \n` of each stream,
+ * sorted by stream name. A stream cut short, or one missing, gives another digest.
+ */
+export function headDigest(streams: ReadonlyMap<string, { revision: number; hash: string }>): string {
+  const digest = createHash('sha256');
+  for (const stream of [...streams.keys()].sort()) {
+    const { revision, hash } = streams.get(stream)!;
+    digest.update(`${stream}\n${revision}\n${hash}\n`);
+  }
+  return digest.digest('hex');
+}

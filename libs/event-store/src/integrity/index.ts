@@ -1,0 +1,2 @@
+export * from './history-chain';
+export * from './chain-verifier';
