@@ -52,7 +52,8 @@ describe('audit exports', () => {
     const lines = text.split('\r\n');
     expect(lines.at(-1)).toBe('');
     expect(lines[0]).toBe(
-      'position,stream,revision,type,occurredAt,actor,correlationId,causationId,clientRequestId,authMethod,authTokenId,data',
+      'id,position,stream,revision,type,occurredAt,recordedAt,actor,correlationId,causationId,clientRequestId,' +
+        'authMethod,authTokenId,data,hash',
     );
     expect(lines).toHaveLength(4);
     expect(lines[2]).toContain(`,'-2-3,basic,,`);
@@ -80,7 +81,10 @@ describe('audit exports', () => {
     const records = lines.slice(0, -2);
     expect(records.length).toBeGreaterThan(2400);
     expect(records.filter((record) => !record.stream.startsWith('security-'))).toEqual(history);
-    expect(manifest).toEqual({ manifest: { head: records.at(-1)!.position, count: records.length } });
+    // Nothing filtered: the last record is the head, and its hash the chain's head.
+    expect(manifest).toEqual({
+      manifest: { head: records.at(-1)!.position, count: records.length, lastHash: records.at(-1)!.hash },
+    });
     expect(cursor).toEqual({ cursor: manifest.manifest.head });
   });
 
@@ -95,8 +99,8 @@ describe('audit exports', () => {
     );
     expect(result.code).toBe(0);
     const lines = result.stdout.split('\r\n');
-    expect(lines[0]).toMatch(/^position,stream,/);
-    expect(lines.slice(1, 3).map((line) => line.split(',')[3])).toEqual([
+    expect(lines[0]).toMatch(/^id,position,stream,/);
+    expect(lines.slice(1, 3).map((line) => line.split(',')[4])).toEqual([
       'UserRegistered.v2',
       'UserPatched.v1',
     ]);

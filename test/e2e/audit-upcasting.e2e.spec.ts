@@ -89,10 +89,12 @@ describe('an event stored as UserRegistered.v1', () => {
       // As the older writer stored it: its offset kept, no modifiedon.
       data: { userId, accountId: null, name: 'Grace', age: 85, createdon: '2020-02-29T13:00:00+01:00' },
     });
-    expect(manifest).toEqual({ manifest: { head: expect.any(String), count: 1 } });
+    expect(manifest).toEqual({ manifest: { head: expect.any(String), count: 1, lastHash: record.hash } });
     expect(cursor).toEqual({ cursor: manifest.manifest.head });
     const upcast = await runCliProcess(subject.dataDir, 'audit', '--type', 'UserRegistered.v1');
-    expect(jsonLines(upcast.stdout)[0]).toEqual({ manifest: { head: expect.any(String), count: 0 } });
+    expect(jsonLines(upcast.stdout)[0]).toEqual({
+      manifest: { head: expect.any(String), count: 0, lastHash: null },
+    });
   });
 
   it('reaches the audit as v2', async () => {

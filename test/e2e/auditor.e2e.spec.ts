@@ -84,14 +84,14 @@ describe('auditor role and as-of reads', () => {
 
   it('shows a user as it was at a time, and 404 before it existed', async () => {
     const at = (time: string) => get(`/users/${member.userId}?asOf=${encodeURIComponent(time)}`, auditor);
-    const between = await at(history[1].occurredAt);
+    const between = await at(history[1].recordedAt);
     expect(between.status).toBe(200);
     expect(await between.json()).toMatchObject({ name: 'Grace', age: 21 });
-    const before = new Date(Date.parse(history[0].occurredAt) - 1).toISOString();
+    const before = new Date(Date.parse(history[0].recordedAt) - 1).toISOString();
     const missing = await at(before);
     expect(missing.status).toBe(404);
     // The same moment with an offset is the same moment.
-    const offset = history[2].occurredAt.replace('Z', '+00:00');
+    const offset = history[2].recordedAt.replace('Z', '+00:00');
     expect(await (await at(offset)).json()).toMatchObject({ name: 'Grace H.', age: 22 });
   });
 

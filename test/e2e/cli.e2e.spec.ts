@@ -274,7 +274,7 @@ describe('chronicle CLI', () => {
     const then = await cli(dataDir, 'users', 'get', userId, '--as-of', history[0].position);
     expect(then.code).toBe(0);
     expect(json(then.stdout)).toEqual([expect.objectContaining({ id: userId, name: 'Hopper', age: 40 })]);
-    const byTime = await cli(dataDir, 'users', 'get', userId, '--as-of', history[1].occurredAt);
+    const byTime = await cli(dataDir, 'users', 'get', userId, '--as-of', history[1].recordedAt);
     expect(json(byTime.stdout)).toEqual([expect.objectContaining({ age: 41 })]);
     const now = await cli(dataDir, 'users', 'get', userId);
     expect(json(now.stdout)).toEqual([expect.objectContaining({ age: 41 })]);
