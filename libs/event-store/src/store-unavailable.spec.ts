@@ -1,5 +1,6 @@
 import { DeadlineExceededError, UnavailableError } from '@eventstore/db-client';
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
+import { isTransientEsdbError } from './esdb/esdb-event-store';
 import { isStoreUnavailable } from './store-unavailable';
 
 const sqlite = (code: string) => Object.assign(new Error(code), { code });
@@ -35,5 +36,14 @@ describe('isStoreUnavailable', () => {
     ['not an error', 'SQLITE_FULL'],
   ])('does not take %s for one', (_case, error) => {
     expect(isStoreUnavailable(error)).toBe(false);
+  });
+});
+
+describe('isTransientEsdbError', () => {
+  it('retries a bare gRPC UNAVAILABLE, as the client gives it on a connection it could not open', () => {
+    expect(isTransientEsdbError(grpc(14))).toBe(true);
+    expect(isTransientEsdbError(new UnavailableError(new Error('unreachable') as never))).toBe(true);
+    expect(isTransientEsdbError(grpc(3))).toBe(false);
+    expect(isTransientEsdbError(new TypeError('x'))).toBe(false);
   });
 });

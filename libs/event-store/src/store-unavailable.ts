@@ -45,7 +45,7 @@ const NETWORK_FAILURES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMED
  */
 const GRPC_UNREACHABLE = new Set([4, 14]);
 
-function isGrpcUnreachable(error: object): boolean {
+export function isGrpcUnreachable(error: object): boolean {
   const { code, details, metadata } = error as { code?: unknown; details?: unknown; metadata?: unknown };
   return (
     typeof code === 'number' &&

@@ -42,7 +42,7 @@ import {
   toEsdbExpectedRevision,
 } from './esdb-events';
 import { EsdbSubscription, type ResubscribeOptions } from './esdb-subscription';
-import { StoreTimeoutError, withinDeadline } from '../store-unavailable';
+import { isGrpcUnreachable, StoreTimeoutError, withinDeadline } from '../store-unavailable';
 import { matchesLogQuery } from '../log-query';
 import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
 
@@ -97,7 +97,9 @@ export function isTransientEsdbError(error: unknown): boolean {
     error instanceof NotLeaderError ||
     error instanceof UnavailableError ||
     error instanceof DeadlineExceededError ||
-    error instanceof StoreTimeoutError
+    error instanceof StoreTimeoutError ||
+    // The client's probe of a new connection's features fails with the bare gRPC error.
+    (typeof error === 'object' && error !== null && isGrpcUnreachable(error))
   );
 }
 
