@@ -87,6 +87,8 @@ describe('backup and restore of the embedded store', () => {
     // Writes are under way before the backup starts, and go on until it has ended.
     while (acknowledged.length < 20) await new Promise((resolve) => setTimeout(resolve, 10));
     const backupDir = join(scratch(), 'backup');
+    // A clock tick on, so that those 20 were acknowledged strictly before the backup began.
+    await new Promise((resolve) => setTimeout(resolve, 2));
     const started = Date.now();
     const backup = await runCliProcess(dataDir, 'backup', backupDir);
     const ended = Date.now();
