@@ -3,25 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccountEvent, accountStreamName, passwordChangeStreamName } from '@chronicle/domain';
 import { RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
-import { Mailer, MailMessage } from '@chronicle/mail';
 import { SystemClock } from '../../shared/clock';
 import { EventSourcedRepository, toNewEvent } from '../../shared/event-sourced-repository';
+import { RecordingMailer } from '../../shared/test-doubles.spec-helper';
 import { AccountDirectory } from '../account-directory';
 import { CompletePasswordChangeCommand } from './complete-password-change.command';
 import { CompletePasswordChangeHandler } from './complete-password-change.handler';
-
-class RecordingMailer extends Mailer {
-  readonly sent: MailMessage[] = [];
-  failNext = 0;
-  protected deliver(message: MailMessage): Promise<void> {
-    if (this.failNext > 0) {
-      this.failNext--;
-      return Promise.reject(new Error('connection reset'));
-    }
-    this.sent.push(message);
-    return Promise.resolve();
-  }
-}
 
 // The saga's step runs in the sagas' worker (or the projector), outside the e2e suites' reach.
 describe('CompletePasswordChangeHandler', () => {

@@ -4,33 +4,13 @@ import { join } from 'node:path';
 import { ChronicleConfig } from '@chronicle/config';
 import { AccountOpened, accountStreamName, PasswordResetRequested } from '@chronicle/domain';
 import { RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
-import { Mailer, MailMessage } from '@chronicle/mail';
-import { Clock } from '../../shared/clock';
+import { MailMessage } from '@chronicle/mail';
 import { EventSourcedRepository, toNewEvent } from '../../shared/event-sourced-repository';
+import { FixedClock, RecordingMailer } from '../../shared/test-doubles.spec-helper';
 import { AccountDirectory } from '../account-directory';
 import { RequestPasswordResetHandler } from '../request-password-reset/request-password-reset.handler';
 import { SendPasswordResetEmailCommand } from './send-password-reset-email.command';
 import { SendPasswordResetEmailHandler } from './send-password-reset-email.handler';
-
-class FixedClock extends Clock {
-  time = Date.parse('2026-11-24T09:00:00.000Z');
-  now(): Date {
-    return new Date(this.time);
-  }
-}
-
-class RecordingMailer extends Mailer {
-  readonly sent: MailMessage[] = [];
-  failNext = 0;
-  protected deliver(message: MailMessage): Promise<void> {
-    if (this.failNext > 0) {
-      this.failNext--;
-      return Promise.reject(new Error('connection reset'));
-    }
-    this.sent.push(message);
-    return Promise.resolve();
-  }
-}
 
 // The saga's step runs in the sagas' worker (or the projector), outside the e2e suites' reach:
 // its rules are tested here, on the real embedded store.
@@ -51,7 +31,7 @@ describe('SendPasswordResetEmailHandler', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'reset-email-'));
     store = SqliteEventStore.open(dir);
-    clock = new FixedClock();
+    clock = new FixedClock(Date.parse('2026-11-24T09:00:00.000Z'));
     mailer = new RecordingMailer();
     const repository = new EventSourcedRepository(store, clock);
     directory = new AccountDirectory(store, repository, clock);
