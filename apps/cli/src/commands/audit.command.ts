@@ -1,5 +1,5 @@
 import { QueryBus } from '@nestjs/cqrs';
-import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
 import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import {
@@ -25,7 +25,7 @@ import {
 import { readFileSync } from 'node:fs';
 import { printError, printJson } from '../output';
 import { CommandFailedError } from './command-failed.error';
-import { HistoryCliModule } from './history-cli.module';
+import { withHistory } from './history-cli.module';
 
 interface AuditOptions {
   stream?: string;
@@ -84,18 +84,6 @@ function writeOut(text: string): Promise<void> | undefined {
   return new Promise((resolve) => process.stdout.once('drain', resolve));
 }
 
-/** Runs `work` in the audit's application context: the event store and the audit only. */
-async function withAudit<T>(config: ChronicleConfig, work: (queries: QueryBus) => Promise<T>): Promise<T> {
-  const app = await NestFactory.createApplicationContext(HistoryCliModule.forRoot(config), {
-    logger: ['error'],
-  });
-  try {
-    return await work(app.get(QueryBus));
-  } finally {
-    await app.close();
-  }
-}
-
 /** A kept seal from `audit seal`; a file that holds none is a usage error. */
 function sealOption(file: string) {
   let content: unknown;
@@ -121,8 +109,8 @@ function registerIntegrityCommands(audit: Command, config: () => ChronicleConfig
       sealOption,
     )
     .action(async (options: { seal?: ReturnType<typeof sealOption> }) => {
-      const result = await withAudit(config(), (queries) =>
-        queries.execute(new VerifyHistoryQuery(options.seal ?? null)),
+      const result = await withHistory(config(), (app) =>
+        app.get(QueryBus).execute(new VerifyHistoryQuery(options.seal ?? null)),
       );
       printJson(result);
       if (!result.ok) throw new CommandFailedError(1);
@@ -131,7 +119,7 @@ function registerIntegrityCommands(audit: Command, config: () => ChronicleConfig
     .command('seal')
     .description('Verify the chain, then print its signed head { position, hash, recordedAt, signature }')
     .action(async () => {
-      printJson(await withAudit(config(), (queries) => queries.execute(new SealHistoryQuery())));
+      printJson(await withHistory(config(), (app) => app.get(QueryBus).execute(new SealHistoryQuery())));
     });
 }
 
@@ -169,69 +157,68 @@ export function registerAuditCommand(program: Command, config: () => ChronicleCo
         .default('ndjson'),
     )
     .action(async (options: AuditOptions) => {
-      const app = await NestFactory.createApplicationContext(HistoryCliModule.forRoot(config()), {
-        logger: ['error'],
-      });
       try {
-        const queries = app.get(QueryBus);
-        const table = options.format === 'table';
-        const cap = options.limit ?? (table ? DEFAULT_TABLE_LIMIT : Number.POSITIVE_INFINITY);
-        // The export ends at the head it began with: a snapshot, whatever is written meanwhile.
-        const head = await app.get(EventStore).headPosition();
-        const filter = {
-          stream: options.stream,
-          types: options.type,
-          actor: options.actor,
-          correlationId: options.correlationId,
-          since: options.since,
-          until: options.until,
-          raw: options.raw,
-        };
-        const records: AuditRecord[] = [];
-        if (options.format === 'csv') await writeOut(AUDIT_CSV_HEADER);
-        let after = options.after;
-        let count = 0;
-        let last: Position | null = null;
-        let lastHash: string | null = null;
-        let complete = head === null;
-        // Page by page, so that lines start at once and memory stays flat.
-        while (!complete && count < cap) {
-          const page = await queries.execute(
-            new ListAuditEventsQuery({ ...filter, after }, Math.min(cap - count, MAX_AUDIT_LIMIT)),
-          );
-          for (const record of page.records) {
-            const position = parsePosition(record.position)!;
-            if (comparePositions(position, head!) > 0) {
-              complete = true;
-              break;
-            }
-            if (table) records.push(record);
-            else
-              await writeOut(options.format === 'csv' ? auditCsvLine(record) : `${JSON.stringify(record)}\n`);
-            count++;
-            last = position;
-            lastHash = record.hash;
-          }
-          if (page.next === null || comparePositions(page.next, head!) >= 0) complete = true;
-          after = page.next ?? undefined;
-        }
-        if (table) {
-          process.stdout.write(`${auditTable(records)}\n`);
-          return;
-        }
-        // Complete: everything up to the head was read. Cut short by --limit: go on after the last record.
-        const cursor = complete ? (head ?? options.after ?? null) : last;
-        await writeOut(`${JSON.stringify({ manifest: exportManifest(head, count, lastHash) })}\n`);
-        await writeOut(`${JSON.stringify({ cursor: cursor === null ? null : formatPosition(cursor) })}\n`);
+        await withHistory(config(), (app) => exportHistory(app, options));
       } catch (error) {
         // Only the store can tell that a well-formed --after falls inside a record: a usage error.
         if (!(error instanceof InvalidPositionError)) throw error;
         printError({ error: 'invalid-position', message: `--after: ${error.message}` });
         throw new CommandFailedError(2);
-      } finally {
-        await app.close();
       }
     });
+}
+
+/** Every matching record up to the head the export began at, then the manifest and cursor lines. */
+async function exportHistory(app: INestApplicationContext, options: AuditOptions): Promise<void> {
+  const queries = app.get(QueryBus);
+  const table = options.format === 'table';
+  const cap = options.limit ?? (table ? DEFAULT_TABLE_LIMIT : Number.POSITIVE_INFINITY);
+  // The export ends at the head it began with: a snapshot, whatever is written meanwhile.
+  const head = await app.get(EventStore).headPosition();
+  const filter = {
+    stream: options.stream,
+    types: options.type,
+    actor: options.actor,
+    correlationId: options.correlationId,
+    since: options.since,
+    until: options.until,
+    raw: options.raw,
+  };
+  const records: AuditRecord[] = [];
+  if (options.format === 'csv') await writeOut(AUDIT_CSV_HEADER);
+  let after = options.after;
+  let count = 0;
+  let last: Position | null = null;
+  let lastHash: string | null = null;
+  let complete = head === null;
+  // Page by page, so that lines start at once and memory stays flat.
+  while (!complete && count < cap) {
+    const page = await queries.execute(
+      new ListAuditEventsQuery({ ...filter, after }, Math.min(cap - count, MAX_AUDIT_LIMIT)),
+    );
+    for (const record of page.records) {
+      const position = parsePosition(record.position)!;
+      if (comparePositions(position, head!) > 0) {
+        complete = true;
+        break;
+      }
+      if (table) records.push(record);
+      else await writeOut(options.format === 'csv' ? auditCsvLine(record) : `${JSON.stringify(record)}\n`);
+      count++;
+      last = position;
+      lastHash = record.hash;
+    }
+    if (page.next === null || comparePositions(page.next, head!) >= 0) complete = true;
+    after = page.next ?? undefined;
+  }
+  if (table) {
+    process.stdout.write(`${auditTable(records)}\n`);
+    return;
+  }
+  // Complete: everything up to the head was read. Cut short by --limit: go on after the last record.
+  const cursor = complete ? (head ?? options.after ?? null) : last;
+  await writeOut(`${JSON.stringify({ manifest: exportManifest(head, count, lastHash) })}\n`);
+  await writeOut(`${JSON.stringify({ cursor: cursor === null ? null : formatPosition(cursor) })}\n`);
 }
 
 /**

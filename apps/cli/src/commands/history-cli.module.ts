@@ -1,4 +1,5 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AuditModule } from '@chronicle/application';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
@@ -12,5 +13,20 @@ export class HistoryCliModule {
       module: HistoryCliModule,
       imports: [ChronicleConfigModule.forRoot(config), CqrsModule, EventStoreModule.forRoot(), AuditModule],
     };
+  }
+}
+
+/** Runs `work` in the history's application context, closed afterwards whatever happens. */
+export async function withHistory<T>(
+  config: ChronicleConfig,
+  work: (app: INestApplicationContext) => Promise<T>,
+): Promise<T> {
+  const app = await NestFactory.createApplicationContext(HistoryCliModule.forRoot(config), {
+    logger: ['error'],
+  });
+  try {
+    return await work(app);
+  } finally {
+    await app.close();
   }
 }

@@ -1,11 +1,10 @@
 import { QueryBus } from '@nestjs/cqrs';
-import { NestFactory } from '@nestjs/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { AsOf, GetUserAsOfQuery, parseAsOf } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 import { userRepresentation } from '@chronicle/domain';
 import { printJson } from '../output';
-import { HistoryCliModule } from './history-cli.module';
+import { withHistory } from './history-cli.module';
 
 function asOfOption(value: string): AsOf {
   const asOf = parseAsOf(value);
@@ -25,14 +24,9 @@ export function registerUsersCommands(program: Command, config: () => ChronicleC
     .argument('<userId>', "the user's id")
     .option('--as-of <time|position>', 'an RFC 3339 time or a global position (inclusive)', asOfOption)
     .action(async (userId: string, options: { asOf?: AsOf }) => {
-      const app = await NestFactory.createApplicationContext(HistoryCliModule.forRoot(config()), {
-        logger: ['error'],
-      });
-      try {
-        const user = await app.get(QueryBus).execute(new GetUserAsOfQuery(userId, options.asOf));
-        printJson(userRepresentation(user));
-      } finally {
-        await app.close();
-      }
+      const user = await withHistory(config(), (app) =>
+        app.get(QueryBus).execute(new GetUserAsOfQuery(userId, options.asOf)),
+      );
+      printJson(userRepresentation(user));
     });
 }
