@@ -15,21 +15,20 @@ import {
 } from '@chronicle/domain';
 import {
   EventStore,
-  MongoCheckpointStore,
   NewEvent,
   openEventStore,
   Position,
   positionKey,
   SqliteCheckpointStore,
 } from '@chronicle/event-store';
+import { MongoCheckpointStore } from '@chronicle/event-store/mongo';
 import {
   ALL_PROJECTIONS,
-  MongoReadStore,
-  MongoRebuildTarget,
   ProjectionProcessor,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
 } from '@chronicle/read-models';
+import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo';
 import { EsdbDouble, startEsdbDouble } from '../doubles/esdb/esdb-double';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 import { freePort } from '../support/free-port';
@@ -70,7 +69,7 @@ describeOnDoubles('the projector process', () => {
   beforeEach(async () => {
     esdb = await startEsdbDouble();
     dataDir = newDataDir();
-    store = openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
+    store = await openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
     database = `projector_${randomUUID().replaceAll('-', '')}`;
     projectors = [];
   });
@@ -196,7 +195,7 @@ describeOnDoubles('the projector process', () => {
     await store.close();
     await esdb.stop();
     esdb = await startEsdbDouble();
-    store = openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
+    store = await openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
     await writeHistory(store, { customers: 2, users: 0, patchesPerUser: 0 });
 
     const stalled = projector();

@@ -205,7 +205,10 @@ async function checkpointReaches(
 export const basic = (account: { email: string; password: string }): string =>
   `Basic ${Buffer.from(`${account.email}:${account.password}`).toString('base64')}`;
 
-export async function issueToken(url: string, account: TestAccount): Promise<string> {
+export async function issueToken(
+  url: string,
+  account: Pick<TestAccount, 'email' | 'password'>,
+): Promise<string> {
   const response = await fetch(`${url}/api/v1/account/tokens`, {
     method: 'POST',
     headers: { authorization: basic(account) },
