@@ -27,4 +27,9 @@ describe('the API module graph', () => {
       loaded.filter((name) => ['mongodb', '@eventstore/db-client', '@grpc/grpc-js'].includes(name)),
     ).toEqual([]);
   });
+
+  // Decompressed as it loads (7 MiB): the common passwords are read when a password is first checked.
+  it('loads no password dictionary before a password is checked', () => {
+    expect(packagesLoadedBy('./apps/api/src/create-app')).not.toContain('@zxcvbn-ts/language-common');
+  });
 });
