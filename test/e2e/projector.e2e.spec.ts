@@ -32,7 +32,7 @@ import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo
 import { EsdbDouble, startEsdbDouble } from '../doubles/esdb/esdb-double';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 import { freePort } from '../support/free-port';
-import { describeExit, ProjectorProcess, startProjector } from './support/projector-process';
+import { describeExit, AppProcess, startProjector } from '../support/app-process';
 import { scrape, valueOf } from './support/scrape';
 import { E2E_BACKEND, newDataDir } from './support/test-app';
 
@@ -54,7 +54,7 @@ describeOnDoubles('the projector process', () => {
   let store: EventStore;
   let dataDir: string;
   let database: string;
-  let projectors: ProjectorProcess[];
+  let projectors: AppProcess[];
 
   beforeAll(async () => {
     mongo = await startMongoDouble({ onCommand: (db, command) => onMongoCommand?.(db, command) });
