@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import {
   AccessTokenClaims,
   AccountDirectory,
-  Clock,
   EventSourcedRepository,
   Principal,
   SYSTEM_AUTH,
   toNewEvent,
 } from '@chronicle/application';
+import { FixedClock } from '@chronicle/application/testing';
 import { ChronicleConfig } from '@chronicle/config';
 import { Logger } from '@nestjs/common';
 import { AccountEvent, accountStreamName, SessionEnded, sessionStreamName } from '@chronicle/domain';
@@ -23,13 +23,6 @@ import {
 } from '@chronicle/event-store';
 import { AccountSessions } from './account-sessions';
 import { VerifiedCredentials } from './verified-credentials';
-
-class FixedClock extends Clock {
-  time = Date.parse('2026-11-22T09:00:00.000Z');
-  now(): Date {
-    return new Date(this.time);
-  }
-}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -111,7 +104,7 @@ describe('AccountSessions', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'account-sessions-'));
     store = SqliteEventStore.open(dir, { pollIntervalMs: 5 });
-    clock = new FixedClock();
+    clock = new FixedClock(Date.parse('2026-11-22T09:00:00.000Z'));
     credentials = new VerifiedCredentials({ tokenSecret: Buffer.alloc(32, 1) } as ChronicleConfig, clock);
     sessions = newSessions();
   });

@@ -1,17 +1,11 @@
-import { Clock, Principal } from '@chronicle/application';
+import { Principal } from '@chronicle/application';
+import { FixedClock } from '@chronicle/application/testing';
 import { ChronicleConfig } from '@chronicle/config';
 import {
   VERIFIED_CREDENTIALS_MAX_ENTRIES,
   VERIFIED_CREDENTIALS_TTL_MS,
   VerifiedCredentials,
 } from './verified-credentials';
-
-class FixedClock extends Clock {
-  time = Date.parse('2026-11-22T09:00:00.000Z');
-  now(): Date {
-    return new Date(this.time);
-  }
-}
 
 const principal = (accountId: string): Principal => ({
   accountId,
@@ -27,7 +21,7 @@ describe('VerifiedCredentials', () => {
   const secret = (text: string) => ({ tokenSecret: Buffer.from(text.repeat(32)) }) as ChronicleConfig;
 
   beforeEach(() => {
-    clock = new FixedClock();
+    clock = new FixedClock(Date.parse('2026-11-22T09:00:00.000Z'));
     cache = new VerifiedCredentials(secret('s'), clock);
   });
 
