@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
 import {
@@ -12,6 +12,7 @@ import { EventStore } from '@chronicle/event-store';
 import { Clock } from '../shared/clock';
 import { SYSTEM_ACTOR, SYSTEM_AUTH } from '../shared/command-context';
 import { toNewEvent } from '../shared/event-sourced-repository';
+import { timeOrderedId } from '../shared/time-ordered-id';
 
 /** What the edge saw of one request that a security event counts. */
 export interface SecurityObservation {
@@ -158,7 +159,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     const entries = [...this.pending.values()];
     this.pending = new Map();
     const now = this.clock.now();
-    const context = { actor: SYSTEM_ACTOR, correlationId: `security-${randomUUID()}`, auth: SYSTEM_AUTH };
+    const context = { actor: SYSTEM_ACTOR, correlationId: `security-${timeOrderedId()}`, auth: SYSTEM_AUTH };
     try {
       await this.store.append(
         securityStreamName(now),
