@@ -23,9 +23,15 @@ ENV NODE_ENV=production
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json ./
-# DATA_DIR: owned by the unprivileged user, so a fresh named volume mounted here is writable too.
-RUN mkdir /data && chown node:node /data
+# DATA_DIR: owned by the unprivileged user, so a fresh named volume mounted here is writable too;
+# the code cache (below) too, so that modules first compiled at run time are added to it.
+RUN mkdir /data /app/.compile-cache && chown node:node /data /app/.compile-cache
 USER node
+# Node 22's on-disk code cache: most of a start is parsing and compiling modules (NestJS, Fastify,
+# the validators), so the image carries them compiled, warmed here by loading both apps' modules.
+# Not measured where this was written (Node 20, which has no such cache, and no Docker engine).
+ENV NODE_COMPILE_CACHE=/app/.compile-cache
+RUN node -e "require('reflect-metadata'); require('./dist/apps/api/src/app.module'); require('./dist/apps/projector/src/projector.module')"
 # 3000: the API. 9464: the operator's listener (/metrics; the projector's /health/*), never published.
 EXPOSE 3000 9464
 # The API's readiness; the projector's container overrides it (docker-compose.yml).

@@ -10,11 +10,18 @@ const swc = [
     module: { type: 'commonjs' },
   },
 ];
+const { compilerOptions } = require('./tsconfig.json');
+
+/** tsconfig.json's path aliases (`@chronicle/<lib>` and the adapters' own entries), for jest. */
+const moduleNameMapper = Object.fromEntries(
+  Object.entries(compilerOptions.paths).map(([alias, [target]]) => [`^${alias}$`, `<rootDir>/${target}`]),
+);
+
 const common = {
   // content-disposition (under @fastify/static) ships ES modules only: compile it like our sources.
   transform: { '^.+\\.ts$': swc, '/node_modules/content-disposition/.+\\.js$': swc },
   transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
-  moduleNameMapper: { '^@chronicle/(.*)$': '<rootDir>/libs/$1/src' },
+  moduleNameMapper,
   testEnvironment: 'node',
   setupFilesAfterEnv: ['<rootDir>/test/support/every-test-asserts.ts'],
 };

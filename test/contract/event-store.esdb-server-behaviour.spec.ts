@@ -1,6 +1,4 @@
 import {
-  EsdbEventStore,
-  type EsdbEventStoreOptions,
   InvalidPositionError,
   type NewEvent,
   type Position,
@@ -8,6 +6,7 @@ import {
   POSITION_LIMIT,
   type SubscriptionMessage,
 } from '@chronicle/event-store';
+import { EsdbEventStore, type EsdbEventStoreOptions } from '@chronicle/event-store/esdb';
 import { randomUUID } from 'node:crypto';
 import {
   type AppendFault,

@@ -1,11 +1,10 @@
 import {
-  EsdbEventStore,
-  type EsdbEventStoreOptions,
   type EventStore,
   type RecordedEvent,
   type SubscriptionMessage,
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
+import { EsdbEventStore, type EsdbEventStoreOptions } from '@chronicle/event-store/esdb';
 import { status } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import {

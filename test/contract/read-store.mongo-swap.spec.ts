@@ -8,11 +8,10 @@ import {
   ALL_PROJECTIONS,
   CustomerDocument,
   DocumentChange,
-  MongoReadStore,
-  MongoRebuildTarget,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
 } from '@chronicle/read-models';
+import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo';
 import { MongoClient } from 'mongodb';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
 import { position } from '@chronicle/event-store';
-import { CustomerDocument, DocumentChange, MongoReadStore, UserDocument } from '@chronicle/read-models';
+import { CustomerDocument, DocumentChange, UserDocument } from '@chronicle/read-models';
+import { MongoReadStore } from '@chronicle/read-models/mongo';
 import { Long, MongoClient } from 'mongodb';
 
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';

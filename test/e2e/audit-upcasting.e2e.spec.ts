@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { EsdbEventStore, EventStore, SqliteEventStore } from '@chronicle/event-store';
+import { EventStore, SqliteEventStore } from '@chronicle/event-store';
+import { EsdbEventStore } from '@chronicle/event-store/esdb';
 import { ReadStore } from '@chronicle/read-models';
 import { jsonLines, runCliProcess } from './support/cli-process';
 import { backendEnv, basic, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';

@@ -1,4 +1,5 @@
-import { ApiProcess, createAccountWithCli, startApiProcess, startSharedDoubles } from './support/api-process';
+import { Api, startApi, stopRunning } from '../support/app-process';
+import { createAccountWithCli, startSharedDoubles } from './support/api-process';
 import { basic, newDataDir, startTestApp, TestApp } from './support/test-app';
 
 interface Answer {
@@ -145,17 +146,17 @@ describe('limits kept across a restart', () => {
 describe('limits shared by two API instances', () => {
   const dataDir = newDataDir();
   let env: Record<string, string>;
-  let instances: ApiProcess[] = [];
+  let instances: Api[] = [];
   let stopDoubles: () => Promise<void>;
 
   beforeAll(async () => {
     const doubles = await startSharedDoubles(dataDir, 'limits');
     stopDoubles = doubles.stop;
     env = { ...doubles.env, ...LIMITS };
-    instances = await Promise.all([startApiProcess(env), startApiProcess(env)]);
+    instances = await Promise.all([startApi(dataDir, env), startApi(dataDir, env)]);
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(instances.map((instance) => instance.stop()));
+    await stopRunning();
     await stopDoubles?.();
   });
 

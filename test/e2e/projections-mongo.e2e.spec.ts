@@ -5,12 +5,11 @@ import { join } from 'node:path';
 import { position, SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
 import {
   ALL_PROJECTIONS,
-  MongoReadStore,
-  MongoRebuildTarget,
   ProjectionProcessor,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
 } from '@chronicle/read-models';
+import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo';
 import { MongoClient } from 'mongodb';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 

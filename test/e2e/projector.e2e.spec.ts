@@ -15,25 +15,24 @@ import {
 } from '@chronicle/domain';
 import {
   EventStore,
-  MongoCheckpointStore,
   NewEvent,
   openEventStore,
   Position,
   positionKey,
   SqliteCheckpointStore,
 } from '@chronicle/event-store';
+import { MongoCheckpointStore } from '@chronicle/event-store/mongo';
 import {
   ALL_PROJECTIONS,
-  MongoReadStore,
-  MongoRebuildTarget,
   ProjectionProcessor,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
 } from '@chronicle/read-models';
+import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo';
 import { EsdbDouble, startEsdbDouble } from '../doubles/esdb/esdb-double';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 import { freePort } from '../support/free-port';
-import { describeExit, ProjectorProcess, startProjector } from './support/projector-process';
+import { describeExit, AppProcess, startProjector } from '../support/app-process';
 import { scrape, valueOf } from './support/scrape';
 import { E2E_BACKEND, newDataDir } from './support/test-app';
 
@@ -55,7 +54,7 @@ describeOnDoubles('the projector process', () => {
   let store: EventStore;
   let dataDir: string;
   let database: string;
-  let projectors: ProjectorProcess[];
+  let projectors: AppProcess[];
 
   beforeAll(async () => {
     mongo = await startMongoDouble({ onCommand: (db, command) => onMongoCommand?.(db, command) });
@@ -70,7 +69,7 @@ describeOnDoubles('the projector process', () => {
   beforeEach(async () => {
     esdb = await startEsdbDouble();
     dataDir = newDataDir();
-    store = openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
+    store = await openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
     database = `projector_${randomUUID().replaceAll('-', '')}`;
     projectors = [];
   });
@@ -196,7 +195,7 @@ describeOnDoubles('the projector process', () => {
     await store.close();
     await esdb.stop();
     esdb = await startEsdbDouble();
-    store = openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
+    store = await openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
     await writeHistory(store, { customers: 2, users: 0, patchesPerUser: 0 });
 
     const stalled = projector();

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Clock } from '@chronicle/application';
-import { ApiProcess, createAccountWithCli, startApiProcess, startSharedDoubles } from './support/api-process';
+import { Api, startApi, stopRunning } from '../support/app-process';
+import { CLOCK_OFFSET_PRELOAD, createAccountWithCli, startSharedDoubles } from './support/api-process';
 import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 /** Revocation compares credentials versions; API.md says it reaches every instance within a second. */
@@ -169,8 +170,8 @@ async function resetTokenFor(dataDir: string, email: string): Promise<string> {
  */
 describe('revocation across two API instances, one with a skewed clock', () => {
   const dataDir = newDataDir();
-  let straight: ApiProcess;
-  let skewed: ApiProcess;
+  let straight: Api;
+  let skewed: Api;
   let stopDoubles: () => Promise<void>;
   let env: Record<string, string>;
   const createAccount = () => createAccountWithCli(dataDir, env);
@@ -180,12 +181,12 @@ describe('revocation across two API instances, one with a skewed clock', () => {
     stopDoubles = doubles.stop;
     env = { ...doubles.env, ACCESS_TOKEN_TTL: '3600' };
     [straight, skewed] = await Promise.all([
-      startApiProcess(env),
-      startApiProcess(env, { clockOffsetMs: 120_000 }),
+      startApi(dataDir, env),
+      startApi(dataDir, { ...env, CLOCK_OFFSET_MS: '120000' }, { preloads: [CLOCK_OFFSET_PRELOAD] }),
     ]);
   }, 60_000);
   afterAll(async () => {
-    await Promise.all([straight?.stop(), skewed?.stop()]);
+    await stopRunning();
     await stopDoubles?.();
   });
 

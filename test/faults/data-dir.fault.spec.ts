@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeExit, startAppProcess } from '../e2e/support/projector-process';
+import { describeExit, startAppProcess } from '../support/app-process';
 
 /** Every bad DATA_DIR (issue 21 problem 7): one line naming DATA_DIR and the path, exit code 78. */
 

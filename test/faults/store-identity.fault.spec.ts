@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { runCliProcess } from '../e2e/support/cli-process';
 import { newDataDir } from '../e2e/support/test-app';
 import { running, startApi } from './support/api-process';
-import { describeExit, startAppProcess } from '../e2e/support/projector-process';
+import { describeExit, startAppProcess } from '../support/app-process';
 
 /** A DATA_DIR that lost its store, or holds a damaged one (issue 21 problems 3 and 6). */
 

@@ -1,7 +1,6 @@
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
-  EsdbEventStore,
   InvalidPositionError,
   type NewEvent,
   type Position,
@@ -10,15 +9,15 @@ import {
   type SubscriptionMessage,
   SqliteCheckpointStore,
 } from '@chronicle/event-store';
+import { EsdbEventStore } from '@chronicle/event-store/esdb';
 import { EventStoreDBClient, eventTypeFilter, START } from '@eventstore/db-client';
 import {
   ALL_PROJECTIONS,
-  MongoReadStore,
-  MongoRebuildTarget,
   ProjectionProcessor,
   ReadModelRebuilder,
   type DocumentChange,
 } from '@chronicle/read-models';
+import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo';
 import { MongoClient } from 'mongodb';
 import { MongoLease } from '../../apps/projector/src/mongo-lease';
 import { pull } from '../contract/support/events';

@@ -235,6 +235,78 @@ describe('AccountSessions', () => {
     expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).not.toEqual(revoked);
   });
 
+  describe('a restart', () => {
+    let checkpoints: SqliteCheckpointStore;
+    const restarted = async () => {
+      await sessions.onApplicationShutdown();
+      sessions = new AccountSessions(store, checkpoints, directory, clock, credentials);
+    };
+
+    beforeEach(() => {
+      checkpoints = SqliteCheckpointStore.open(join(dir, 'checkpoints.db'));
+      sessions = new AccountSessions(store, checkpoints, directory, clock, credentials);
+    });
+    afterEach(() => checkpoints.close());
+
+    it('reads the sessions back with their checkpoint and replays only the events after it', async () => {
+      await write('a1', opened('a1'), {
+        type: 'PasswordChanged.v1',
+        data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(clock.time), credentialsVersion: 1 },
+      });
+      await endSession('a1', 's-2');
+      await caughtUp();
+      const head = await store.headPosition();
+      await restarted();
+      const subscribe = jest.spyOn(store, 'subscribeToAll');
+
+      await caughtUp();
+      const findById = jest.spyOn(directory, 'findById');
+
+      expect(subscribe.mock.calls[0][0]).toMatchObject({ after: head });
+      expect(await sessions.principalFor(claims('a1'))).toBeNull();
+      expect(
+        await sessions.principalFor(claims('a1', { credentialsVersion: 1, sessionId: 's-2' })),
+      ).toBeNull();
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual({
+        ...principal('a1'),
+        credentialsVersion: 1,
+      });
+      expect(findById).not.toHaveBeenCalled();
+    });
+
+    it('applies a change stored without a version once, not again after the restart', async () => {
+      await write('a1', opened('a1'), {
+        type: 'PasswordChanged.v1',
+        data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(0) },
+      });
+      await caughtUp();
+      await restarted();
+      await write('a2', opened('a2'));
+
+      await caughtUp();
+
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).not.toBeNull();
+      expect(await sessions.principalFor(claims('a2'))).toEqual(principal('a2'));
+    });
+
+    it('keeps what a request read from the stream before the stored entries came back', async () => {
+      await write('a1', opened('a1'));
+      await caughtUp();
+      await restarted();
+      await write('a1', {
+        type: 'PasswordChanged.v1',
+        data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(clock.time), credentialsVersion: 1 },
+      });
+
+      // Read from the stream before the processor starts: version 1 already.
+      expect(await sessions.principalFor(claims('a1'))).toBeNull();
+      await caughtUp();
+
+      expect(await sessions.principalFor(claims('a1'))).toBeNull();
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).not.toBeNull();
+    });
+  });
+
   it('applies live events: a session ended by another process stops working, the others go on', async () => {
     await write('a1', opened('a1'));
     await caughtUp();

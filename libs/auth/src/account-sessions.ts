@@ -37,6 +37,19 @@ interface AccountAccess {
   loaded: boolean;
 }
 
+/** An account's entry as stored beside the checkpoint. */
+interface StoredAccess {
+  userId: string;
+  roles: readonly Role[];
+  credentialsVersion: number;
+  endedSessions: Array<[string, number]>;
+}
+
+const PROCESSOR = 'account-sessions';
+
+/** Events without an effect on sessions move the stored checkpoint at most this often. */
+const IDLE_COMMIT_MS = 1_000;
+
 /** The events apply() reads: the subscription skips every other. */
 const SESSION_EVENT_TYPES = [
   'AccountOpened.v1',
@@ -54,16 +67,18 @@ const SESSION_EVENT_TYPES = [
 @Injectable()
 export class AccountSessions implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly accounts = new Map<string, AccountAccess>();
+  /** Accounts the processor changed since its last commit: stored with the next checkpoint. */
+  private readonly changed = new Set<string>();
   private readonly processor: EventProcessor;
 
   constructor(
     private readonly store: EventStore,
-    parking: CheckpointStore,
+    private readonly checkpoints: CheckpointStore,
     private readonly directory: AccountDirectory,
     private readonly clock: Clock,
     private readonly verifiedCredentials: VerifiedCredentials,
   ) {
-    this.processor = new EventProcessor(store, this.handler(), { parking, retryDelayMs: 500 });
+    this.processor = new EventProcessor(store, this.handler(), { parking: checkpoints, retryDelayMs: 500 });
   }
 
   /** Replays the history in the background, then follows live events until shutdown. */
@@ -131,22 +146,75 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     if (access) access.credentialsVersion = Math.max(access.credentialsVersion, credentialsVersion);
   }
 
-  /** The sessions live in this process's memory, and so does their checkpoint. */
+  /**
+   * The sessions live in this process's memory and are stored, account by account, with their
+   * checkpoint: a start reads them back and replays only the events after it, so its cost does
+   * not grow with the history. After that, the checkpoint in memory is the one to resume from:
+   * the one stored may lag behind what memory holds, and a change without its version (written
+   * before changes carried one) counts one up each time it is applied.
+   */
   private handler(): ProcessorHandler {
-    let applied: Position | null = null;
+    let applied: Position | null | undefined;
     return {
-      name: 'account-sessions',
+      name: PROCESSOR,
       eventTypes: SESSION_EVENT_TYPES,
-      loadCheckpoint: () => Promise.resolve(applied),
+      idleCommitMs: IDLE_COMMIT_MS,
+      loadCheckpoint: async () => {
+        if (applied === undefined) {
+          const [position, stored] = await Promise.all([
+            this.checkpoints.load(PROCESSOR),
+            this.checkpoints.loadState(PROCESSOR),
+          ]);
+          for (const [accountId, access] of stored) this.restore(accountId, access as StoredAccess);
+          applied = position;
+        }
+        return applied;
+      },
       handle: (event) => this.apply(event),
-      commit: (upTo) => {
+      commit: async (upTo) => {
+        const changes = new Map<string, StoredAccess | null>();
+        for (const accountId of this.changed) changes.set(accountId, this.stored(accountId));
+        this.changed.clear();
+        await this.checkpoints.storeState(PROCESSOR, upTo, changes);
         applied = upTo;
-        return Promise.resolve();
       },
     };
   }
 
+  private stored(accountId: string): StoredAccess | null {
+    const access = this.accounts.get(accountId);
+    if (!access) return null;
+    return {
+      userId: access.userId,
+      roles: access.roles,
+      credentialsVersion: access.credentialsVersion,
+      endedSessions: [...access.endedSessions],
+    };
+  }
+
+  /** An entry read back from the store: like one the replay opened, complete once caught up. */
+  private restore(accountId: string, stored: StoredAccess): void {
+    const now = this.clock.now().getTime();
+    const kept = this.accounts.get(accountId);
+    if (kept) {
+      // Read from its stream by a request meanwhile: the stored entry can only add ended sessions.
+      kept.credentialsVersion = Math.max(kept.credentialsVersion, stored.credentialsVersion);
+      for (const [sessionId, until] of stored.endedSessions) {
+        if (until > now) kept.endedSessions.set(sessionId, until);
+      }
+      return;
+    }
+    this.accounts.set(accountId, {
+      userId: stored.userId,
+      roles: stored.roles,
+      credentialsVersion: stored.credentialsVersion,
+      endedSessions: new Map(stored.endedSessions.filter(([, until]) => until > now)),
+      loaded: false,
+    });
+  }
+
   private apply(event: RecordedEvent): void {
+    this.changed.add((event.data as { accountId: string }).accountId);
     switch (event.type) {
       case 'AccountOpened.v1': {
         const data = event.data as AccountOpened['data'];

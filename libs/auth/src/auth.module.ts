@@ -4,7 +4,6 @@ import { AccessTokenCodec, ApplicationModule, AttemptCounters, PasswordHasher } 
 import { ChronicleConfig } from '@chronicle/config';
 import { AccountSessions } from './account-sessions';
 import { Argon2PasswordHasher } from './argon2-password-hasher';
-import { MongoAttemptCounters } from './attempt-counters/mongo-attempt-counters';
 import { SqliteAttemptCounters } from './attempt-counters/sqlite-attempt-counters';
 import { ChronicleAuthGuard } from './chronicle-auth.guard';
 import { CredentialVerifier } from './credential-verifier';
@@ -35,10 +34,12 @@ export class AuthModule {}
     { provide: AccessTokenCodec, useClass: HmacAccessTokenCodec },
     {
       provide: AttemptCounters,
-      useFactory: (config: ChronicleConfig): AttemptCounters =>
-        config.mongodbUri
-          ? new MongoAttemptCounters(config.mongodbUri)
-          : new SqliteAttemptCounters(config.dataDir),
+      useFactory: async (config: ChronicleConfig): Promise<AttemptCounters> => {
+        if (!config.mongodbUri) return new SqliteAttemptCounters(config.dataDir);
+        // Loaded only when configured, like every MongoDB adapter.
+        const { MongoAttemptCounters } = await import('./attempt-counters/mongo-attempt-counters');
+        return new MongoAttemptCounters(config.mongodbUri);
+      },
       inject: [ChronicleConfig],
     },
   ],

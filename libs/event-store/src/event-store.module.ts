@@ -12,10 +12,9 @@ import { ChronicleMetrics } from '@chronicle/metrics';
 import { EVENT_UPCASTERS } from '@chronicle/domain';
 import { join } from 'node:path';
 import { EVENTS_FILE, SqliteCheckpointStore, SqliteEventStore } from './embedded';
-import { EsdbEventStore } from './esdb';
 import { EventStore, EventStoreObserver } from './event-store.port';
 import { formatPosition } from './position';
-import { CheckpointStore, databaseFromUri, MongoCheckpointStore } from './processing';
+import { CheckpointStore, databaseFromUri } from './processing';
 import { UpcasterRegistry, UpcastingEventStore } from './upcasting';
 
 /** Closes the stores last, after the processors that use them have stopped. */
@@ -45,7 +44,7 @@ export class EventStoreModule {
       providers: [
         {
           provide: EventStore,
-          useFactory: (config: ChronicleConfig, metrics?: ChronicleMetrics): EventStore =>
+          useFactory: (config: ChronicleConfig, metrics?: ChronicleMetrics): Promise<EventStore> =>
             openEventStore(config, metrics?.eventStore ?? null),
           inject: [ChronicleConfig, { token: ChronicleMetrics, optional: true }],
         },
@@ -63,19 +62,24 @@ export class EventStoreModule {
 }
 
 /** The configured adapter, its reads upcast to the newest event versions, its appends told to `observer`. */
-export function openEventStore(
+export async function openEventStore(
   config: ChronicleConfig,
   observer: EventStoreObserver | null = null,
-): EventStore {
+): Promise<EventStore> {
   return new UpcastingEventStore(
-    openAdapter(config, observer ?? undefined),
+    await openAdapter(config, observer ?? undefined),
     new UpcasterRegistry(EVENT_UPCASTERS),
     observer,
   );
 }
 
-function openAdapter(config: ChronicleConfig, observer: EventStoreObserver | undefined): EventStore {
+// The client libraries of the servers are loaded only when configured: a sixth of the start-up.
+async function openAdapter(
+  config: ChronicleConfig,
+  observer: EventStoreObserver | undefined,
+): Promise<EventStore> {
   if (config.eventStoreUrl) {
+    const { EsdbEventStore } = await import('./esdb');
     const logger = new Logger('EventStoreDB');
     return EsdbEventStore.connect(config.eventStoreUrl, {
       observer,
@@ -94,6 +98,7 @@ function openAdapter(config: ChronicleConfig, observer: EventStoreObserver | und
 /** The processors' checkpoints: beside the read models in production, else in the embedded store's file. */
 export async function openCheckpointStore(config: ChronicleConfig): Promise<CheckpointStore> {
   if (config.mongodbUri) {
+    const { MongoCheckpointStore } = await import('./processing/mongo');
     return MongoCheckpointStore.connect(config.mongodbUri, databaseFromUri(config.mongodbUri) ?? 'chronicle');
   }
   // EventStoreDB with in-memory read models: a file of its own in DATA_DIR.

@@ -3,7 +3,6 @@ export * from './position';
 export * from './checkpoints';
 export * from './embedded';
 export * from './event-store.module';
-export * from './esdb';
 export * from './upcasting';
 export * from './processing';
 export * from './store-unavailable';

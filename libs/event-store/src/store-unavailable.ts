@@ -1,17 +1,3 @@
-import {
-  CancelledError,
-  DeadlineExceededError,
-  NotLeaderError,
-  UnavailableError,
-} from '@eventstore/db-client';
-import {
-  MongoNetworkError,
-  MongoNotConnectedError,
-  MongoOperationTimeoutError,
-  MongoServerSelectionError,
-  MongoWriteConcernError,
-} from 'mongodb';
-
 /** A call to a store got no answer in time (a frozen server): the adapter gave up waiting. */
 export class StoreTimeoutError extends Error {
   constructor(what: string, ms: number) {
@@ -60,26 +46,27 @@ export function isGrpcUnreachable(error: object): boolean {
 const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)/;
 
 /**
+ * The error classes of client libraries that mean their server cannot be reached now. Each adapter
+ * adds its library's when it connects, so that this module, and a process that never uses a
+ * library, does not load it (the EventStoreDB and MongoDB clients are a sixth of the API's start-up).
+ */
+const unavailableErrorClasses = new Set<abstract new (...args: never[]) => Error>();
+
+export function recognizeUnavailableErrors(
+  classes: ReadonlyArray<abstract new (...args: never[]) => Error>,
+): void {
+  for (const errorClass of classes) unavailableErrorClasses.add(errorClass);
+}
+
+/**
  * Whether `error` says a store (the event store, the read store, the checkpoints) is down, frozen
  * or out of space, rather than that the request was wrong: the answer is then a 503 that asks the
  * client to come back, not a 500.
  */
 export function isStoreUnavailable(error: unknown): boolean {
-  if (
-    error instanceof StoreTimeoutError ||
-    error instanceof UnavailableError ||
-    error instanceof DeadlineExceededError ||
-    error instanceof NotLeaderError ||
-    error instanceof CancelledError ||
-    error instanceof MongoNetworkError ||
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoOperationTimeoutError ||
-    error instanceof MongoNotConnectedError ||
-    error instanceof MongoWriteConcernError
-  ) {
-    return true;
-  }
+  if (error instanceof StoreTimeoutError) return true;
   if (typeof error !== 'object' || error === null) return false;
+  for (const errorClass of unavailableErrorClasses) if (error instanceof errorClass) return true;
   if (isGrpcUnreachable(error)) return true;
   const { code } = error as { code?: unknown };
   return typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || NETWORK_FAILURES.has(code));

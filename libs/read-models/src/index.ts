@@ -7,5 +7,4 @@ export * from './memory/memory-read-store';
 export * from './memory/snapshot/read-model-snapshots';
 export * from './projection-processor';
 export * from './read-models.module';
-export * from './mongo/mongo-read-store';
 export * from './rebuild';

@@ -13,7 +13,6 @@ import { ChronicleConfig } from '@chronicle/config';
 import { CheckpointStore, EventStore } from '@chronicle/event-store';
 import { ALL_PROJECTIONS } from './projections/all-projections';
 import { MemoryReadStore } from './memory/memory-read-store';
-import { MongoReadStore } from './mongo/mongo-read-store';
 import { ReadModelSnapshots } from './memory/snapshot/read-model-snapshots';
 import { ProjectionProcessor } from './projection-processor';
 import { ReadStore } from './read-store.port';
@@ -69,8 +68,12 @@ export class ReadModelsModule {
       providers: [
         {
           provide: ReadStore,
-          useFactory: async (config: ChronicleConfig): Promise<ReadStore> =>
-            config.mongodbUri ? await MongoReadStore.connect(config.mongodbUri) : new MemoryReadStore(),
+          useFactory: async (config: ChronicleConfig): Promise<ReadStore> => {
+            if (!config.mongodbUri) return new MemoryReadStore();
+            // Loaded only when configured: the driver is a tenth of the start-up.
+            const { MongoReadStore } = await import('./mongo');
+            return MongoReadStore.connect(config.mongodbUri);
+          },
           inject: [ChronicleConfig],
         },
         {

@@ -12,7 +12,7 @@ import { ProjectionProcessor, READ_MODELS_CHECKPOINT, ReadStore } from '@chronic
 import { createApp } from '../../../apps/api/src/create-app';
 import { backendEnv, discardBackend, E2E_BACKEND, stopAtFileEnd } from './backend';
 import { ResponseChecker } from './openapi-responses';
-import { ProjectorProcess, startProjector } from './projector-process';
+import { AppProcess, startProjector } from '../../support/app-process';
 
 export { backendEnv, E2E_BACKEND } from './backend';
 
@@ -29,7 +29,7 @@ export interface TestApp {
   config: ChronicleConfig;
   dataDir: string;
   /** The projector process on the doubles backend (E2E_BACKEND=doubles); null on embedded. */
-  projector: ProjectorProcess | null;
+  projector: AppProcess | null;
   createAccount(options?: {
     admin?: boolean;
     auditor?: boolean;
@@ -181,11 +181,7 @@ async function untilReady(url: string): Promise<void> {
 }
 
 /** Polls the projector's checkpoint in the read store until it covers `head`. */
-async function checkpointReaches(
-  readStore: ReadStore,
-  head: Position,
-  projector: ProjectorProcess,
-): Promise<void> {
+async function checkpointReaches(readStore: ReadStore, head: Position, projector: AppProcess): Promise<void> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   for (;;) {
     const checkpoint = await readStore.getCheckpoint(READ_MODELS_CHECKPOINT);
@@ -205,7 +201,10 @@ async function checkpointReaches(
 export const basic = (account: { email: string; password: string }): string =>
   `Basic ${Buffer.from(`${account.email}:${account.password}`).toString('base64')}`;
 
-export async function issueToken(url: string, account: TestAccount): Promise<string> {
+export async function issueToken(
+  url: string,
+  account: Pick<TestAccount, 'email' | 'password'>,
+): Promise<string> {
   const response = await fetch(`${url}/api/v1/account/tokens`, {
     method: 'POST',
     headers: { authorization: basic(account) },

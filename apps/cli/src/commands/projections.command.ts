@@ -11,8 +11,6 @@ import {
   MemoryReadStore,
   ParkedSummary,
   MemoryRebuildTarget,
-  MongoReadStore,
-  MongoRebuildTarget,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
   ReadModelSnapshots,
@@ -20,6 +18,7 @@ import {
   runOnRunningServers,
   VerifyResult,
 } from '@chronicle/read-models';
+import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo';
 import { printJson } from '../output';
 import { CommandFailedError } from './command-failed.error';
 import { ProgressReporter } from './progress-reporter';
@@ -171,7 +170,7 @@ async function statusWhereTheModelsAre(config: ChronicleConfig): Promise<object[
     if (served.length > 0) return served;
   }
   const readStore = config.mongodbUri ? await MongoReadStore.connect(config.mongodbUri) : null;
-  const eventStore = openEventStore(config);
+  const eventStore = await openEventStore(config);
   try {
     const checkpoints = await openCheckpointStore(config);
     try {
@@ -225,7 +224,7 @@ async function runHere<C extends ControlCommand>(
   target: MongoRebuildTarget | MemoryRebuildTarget,
   options: OperationOptions,
 ): Promise<ControlResult<C>> {
-  const eventStore: EventStore = openEventStore(config);
+  const eventStore: EventStore = await openEventStore(config);
   try {
     const checkpoints = await openCheckpointStore(config);
     try {

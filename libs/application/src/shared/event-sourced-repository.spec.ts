@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, userDecider, UserState } from '@chronicle/domain';
-import { EsdbEventStore } from '@chronicle/event-store';
+import { EsdbEventStore } from '@chronicle/event-store/esdb';
 import { EsdbDouble, startEsdbDouble } from '../../../../test/doubles/esdb/esdb-double';
 import { ConcurrencyConflictError } from './application-errors';
 import { SystemClock } from './clock';

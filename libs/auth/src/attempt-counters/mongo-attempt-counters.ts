@@ -1,6 +1,7 @@
-import { Collection, MongoClient, MongoServerError } from 'mongodb';
+import { type Collection, type MongoClient, MongoServerError } from 'mongodb';
 import { AttemptCounters } from '@chronicle/application';
 import { databaseFromUri } from '@chronicle/event-store';
+import { mongoClient } from '@chronicle/event-store/mongo';
 
 interface CounterDocument {
   _id: string;
@@ -30,7 +31,7 @@ export class MongoAttemptCounters extends AttemptCounters {
     super();
     // The driver connects on first use: processes that never count never connect.
     // An unreachable server fails the request within seconds rather than holding it for 30 s.
-    this.client = new MongoClient(uri, { writeConcern: { w: 'majority' }, serverSelectionTimeoutMS: 5_000 });
+    this.client = mongoClient(uri, { writeConcern: { w: 'majority' }, serverSelectionTimeoutMS: 5_000 });
     this.counters = this.client
       .db(databaseFromUri(uri) ?? 'chronicle')
       .collection<CounterDocument>(COLLECTION);

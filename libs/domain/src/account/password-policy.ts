@@ -1,4 +1,4 @@
-import { dictionary } from '@zxcvbn-ts/language-common';
+import type { dictionary as Dictionary } from '@zxcvbn-ts/language-common';
 import { FieldError } from '../shared/domain-error';
 import { normaliseEmail } from '../shared/values';
 
@@ -9,8 +9,17 @@ let commonPasswords: ReadonlySet<string> | null = null;
 
 /** zxcvbn-ts's list of ~49,000 passwords seen most often in breaches, loaded on first use. */
 function isCommonPassword(password: string): boolean {
-  commonPasswords ??= new Set(dictionary['passwords-common'].map((entry) => entry.toLowerCase()));
+  commonPasswords ??= loadCommonPasswords();
   return commonPasswords.has(password.toLowerCase());
+}
+
+function loadCommonPasswords(): ReadonlySet<string> {
+  // Required here, not imported: the package decompresses every dictionary as it loads (7 MiB and
+  // 25 ms), which the processes that never check a password (the sagas' worker, the CLI's
+  // reads) should not pay.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { dictionary } = require('@zxcvbn-ts/language-common') as { dictionary: typeof Dictionary };
+  return new Set(dictionary['passwords-common'].map((entry) => entry.toLowerCase()));
 }
 
 /**

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
 import { CheckpointStore, ParkedMessage } from '../processing/checkpoint-store.port';
-import { Position } from '../position';
+import { comparePositions, Position } from '../position';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS processor_checkpoints (
@@ -22,6 +22,12 @@ const SCHEMA = `
     parked_at TEXT NOT NULL,
     PRIMARY KEY (processor, event_id)
   ) STRICT;
+  CREATE TABLE IF NOT EXISTS processor_state (
+    processor TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (processor, key)
+  ) STRICT, WITHOUT ROWID;
 `;
 
 /** SQLite's name for a database that lives and dies with its connection (for tests). */
@@ -41,6 +47,14 @@ export class SqliteCheckpointStore extends CheckpointStore {
   private readonly upsertParked: Database.Statement<ParkedRow>;
   private readonly selectParked: Database.Statement<[string | null, string | null], ParkedRow>;
   private readonly deleteParked: Database.Statement<[string, string]>;
+  private readonly selectState: Database.Statement<[string], [string, string]>;
+  private readonly upsertState: Database.Statement<[string, string, string]>;
+  private readonly deleteState: Database.Statement<[string, string]>;
+  private readonly storeStateWithCheckpoint: (
+    processor: string,
+    position: Position,
+    changes: ReadonlyMap<string, unknown>,
+  ) => void;
 
   private constructor(private readonly db: Database.Database) {
     super();
@@ -63,6 +77,32 @@ export class SqliteCheckpointStore extends CheckpointStore {
     );
     this.selectParked.raw();
     this.deleteParked = db.prepare('DELETE FROM parked_messages WHERE processor = ? AND event_id = ?');
+    this.selectState = db.prepare<[string], [string, string]>(
+      'SELECT key, value FROM processor_state WHERE processor = ?',
+    );
+    this.selectState.raw();
+    this.upsertState = db.prepare(
+      'INSERT INTO processor_state (processor, key, value) VALUES (?, ?, ?) ' +
+        'ON CONFLICT (processor, key) DO UPDATE SET value = excluded.value',
+    );
+    this.deleteState = db.prepare('DELETE FROM processor_state WHERE processor = ? AND key = ?');
+    this.storeStateWithCheckpoint = db.transaction(
+      (processor: string, position: Position, changes: ReadonlyMap<string, unknown>) => {
+        // Another process (sharing DATA_DIR) stored a later state: it holds every change up to here.
+        const stored = this.selectCheckpoint.get(processor);
+        if (
+          stored &&
+          comparePositions(position, { commit: BigInt(stored[0]), prepare: BigInt(stored[1]) }) < 0
+        ) {
+          return;
+        }
+        for (const [key, value] of changes) {
+          if (value === null) this.deleteState.run(processor, key);
+          else this.upsertState.run(processor, key, JSON.stringify(value));
+        }
+        this.upsertCheckpoint.run(processor, position.commit.toString(), position.prepare.toString());
+      },
+    );
   }
 
   /** Opens `file` (the embedded store's events.db, or a file of its own), creating the tables if needed. */
@@ -92,6 +132,17 @@ export class SqliteCheckpointStore extends CheckpointStore {
     return settle(() => {
       this.upsertCheckpoint.run(processor, position.commit.toString(), position.prepare.toString());
     });
+  }
+
+  loadState(processor: string): Promise<Map<string, unknown>> {
+    return settle(
+      () =>
+        new Map(this.selectState.all(processor).map(([key, value]) => [key, JSON.parse(value) as unknown])),
+    );
+  }
+
+  storeState(processor: string, position: Position, changes: ReadonlyMap<string, unknown>): Promise<void> {
+    return settle(() => this.storeStateWithCheckpoint(processor, position, changes));
   }
 
   park(message: ParkedMessage): Promise<void> {

@@ -1,5 +1,6 @@
 import {
   BACKWARDS,
+  CancelledError,
   DeadlineExceededError,
   type Direction,
   END,
@@ -42,7 +43,12 @@ import {
   toEsdbExpectedRevision,
 } from './esdb-events';
 import { EsdbSubscription, type ResubscribeOptions } from './esdb-subscription';
-import { isGrpcUnreachable, StoreTimeoutError, withinDeadline } from '../store-unavailable';
+import {
+  isGrpcUnreachable,
+  recognizeUnavailableErrors,
+  StoreTimeoutError,
+  withinDeadline,
+} from '../store-unavailable';
 import { matchesLogQuery } from '../log-query';
 import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
 
@@ -137,6 +143,8 @@ export class EsdbEventStore extends EventStore {
     options: EsdbEventStoreOptions = {},
   ) {
     super();
+    // The API answers these 503: the server is down, frozen, or not the leader any more.
+    recognizeUnavailableErrors([UnavailableError, DeadlineExceededError, NotLeaderError, CancelledError]);
     this.resubscribe = {
       initialDelayMs: options.resubscribeInitialDelayMs ?? 250,
       maxDelayMs: options.resubscribeMaxDelayMs ?? 10_000,

@@ -28,6 +28,23 @@ export abstract class CheckpointStore {
   /** Stores the processor's position; storing the same or an older one again is harmless. */
   abstract store(processor: string, position: Position): Promise<void>;
 
+  /** The processor's own state kept beside its checkpoint (storeState): JSON values by key. */
+  abstract loadState(processor: string): Promise<Map<string, unknown>>;
+
+  /**
+   * Stores changed entries of the processor's state (null removes one) with its position, so that
+   * a restart replays only the events after it. Processes of several instances may share the
+   * processor's name: nothing stored at a later position is overwritten by an earlier one. In one
+   * transaction where the store allows it (SQLite); else entry by entry, each guarded by its
+   * position, then the checkpoint (MongoDB without a replica set's transactions), so that a crash
+   * between leaves the state ahead of its checkpoint: the processor's handling must be idempotent.
+   */
+  abstract storeState(
+    processor: string,
+    position: Position,
+    changes: ReadonlyMap<string, unknown>,
+  ): Promise<void>;
+
   /** Keeps the message as parked; parking it again replaces the earlier record. */
   abstract park(message: ParkedMessage): Promise<void>;
 

@@ -7,18 +7,17 @@ import {
   positionKey,
   StoreReplacedError,
 } from '@chronicle/event-store';
+import { duplicateIdWrites, mongoClient } from '@chronicle/event-store/mongo';
 import {
   AnyBulkWriteOperation,
   Collection,
   Db,
   type Filter,
   Long,
-  MongoBulkWriteError,
   MongoClient,
   MongoServerError,
   ReadConcernLevel,
   WriteConcernSettings,
-  type WriteError,
 } from 'mongodb';
 
 import {
@@ -92,8 +91,6 @@ interface PromotionRecord {
 const CUSTOMER_FIELDS = ['name', 'email', 'createdon'] as const;
 /** GET /users' order; the index is declared once and created on every generation. */
 const USERS_BY_CREATEDON = { key: { createdon: 1, _id: 1 }, name: 'createdon_1__id_1' } as const;
-const DUPLICATE_KEY = 11000;
-const ID_INDEX_MESSAGE = / index: _id_ dup key: /;
 const NAMESPACE_EXISTS = 48;
 const NAMESPACE_NOT_FOUND = 26;
 /**
@@ -135,7 +132,7 @@ export class MongoReadStore extends ReadStore {
   }
 
   static async connect(uri: string, options: MongoReadStoreOptions = {}): Promise<MongoReadStore> {
-    const client = new MongoClient(uri, {
+    const client = mongoClient(uri, {
       writeConcern: options.writeConcern ?? { w: 'majority' },
       readConcern: { level: options.readConcern ?? 'majority' },
       ...MONGO_DEADLINES,
@@ -465,22 +462,6 @@ interface GuardedUpsert {
     update: { $set: Record<string, unknown> };
     upsert: true;
   };
-}
-
-/**
- * The indexes of writes refused by a duplicate `_id`; rethrows any other failure. The driver
- * keeps only code and message of a bulk write error, so the index is read from the server's
- * message ("E11000 duplicate key error collection: db.customers index: _id_ dup key: ...").
- */
-function duplicateIdWrites(error: unknown): number[] {
-  if (!(error instanceof MongoBulkWriteError) || error.result.getWriteConcernError()) throw error;
-  // One WriteError or several, depending on how many writes failed.
-  const writeErrors = ([] as WriteError[]).concat(error.writeErrors);
-  if (writeErrors.length === 0) throw error;
-  return writeErrors.map((writeError) => {
-    if (writeError.code !== DUPLICATE_KEY || !ID_INDEX_MESSAGE.test(writeError.errmsg ?? '')) throw error;
-    return writeError.index;
-  });
 }
 
 /**

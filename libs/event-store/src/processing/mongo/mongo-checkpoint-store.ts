@@ -1,12 +1,25 @@
-import { Collection, MongoClient } from 'mongodb';
-import { Position } from '../../position';
+import type { AnyBulkWriteOperation, Collection, MongoClient } from 'mongodb';
+import { Position, positionKey } from '../../position';
 import { CheckpointStore, ParkedMessage } from '../checkpoint-store.port';
+import { duplicateIdWrites } from './guarded-writes';
+import { mongoClient } from './mongo-client';
 import { MONGO_DEADLINES } from './mongo-database';
 
 interface CheckpointRecord {
   _id: string;
   commit: string;
   prepare: string;
+  /** positionKey() of the checkpoint, on those stored with a state: the guard of storeState. */
+  pos?: string;
+}
+
+interface StateRecord {
+  _id: string;
+  processor: string;
+  key: string;
+  value: unknown;
+  /** positionKey() of the checkpoint it was stored with. */
+  pos: string;
 }
 
 interface ParkedRecord extends Omit<ParkedMessage, 'position'> {
@@ -21,6 +34,7 @@ interface ParkedRecord extends Omit<ParkedMessage, 'position'> {
 export class MongoCheckpointStore extends CheckpointStore {
   private readonly checkpoints: Collection<CheckpointRecord>;
   private readonly parkedMessages: Collection<ParkedRecord>;
+  private readonly processorState: Collection<StateRecord>;
 
   private constructor(
     private readonly client: MongoClient,
@@ -30,10 +44,11 @@ export class MongoCheckpointStore extends CheckpointStore {
     const db = client.db(dbName);
     this.checkpoints = db.collection<CheckpointRecord>('processor_checkpoints');
     this.parkedMessages = db.collection<ParkedRecord>('parked_messages');
+    this.processorState = db.collection<StateRecord>('processor_state');
   }
 
   static async connect(uri: string, dbName: string): Promise<MongoCheckpointStore> {
-    const client = new MongoClient(uri, {
+    const client = mongoClient(uri, {
       writeConcern: { w: 'majority' },
       readConcern: { level: 'majority' },
       ...MONGO_DEADLINES,
@@ -53,6 +68,53 @@ export class MongoCheckpointStore extends CheckpointStore {
       { $set: { commit: position.commit.toString(), prepare: position.prepare.toString() } },
       { upsert: true },
     );
+  }
+
+  async loadState(processor: string): Promise<Map<string, unknown>> {
+    const records = await this.processorState.find({ processor }).toArray();
+    return new Map(records.map((record) => [record.key, record.value]));
+  }
+
+  // The entries, then the checkpoint, each refused where a later position was stored already.
+  async storeState(
+    processor: string,
+    position: Position,
+    changes: ReadonlyMap<string, unknown>,
+  ): Promise<void> {
+    const pos = positionKey(position);
+    const writes = [...changes].map(([key, value]) =>
+      value === null
+        ? { deleteOne: { filter: { _id: `${processor}:${key}`, pos: { $lte: pos } } } }
+        : {
+            updateOne: {
+              filter: { _id: `${processor}:${key}`, pos: { $lte: pos } },
+              update: { $set: { processor, key, value, pos } },
+              upsert: true,
+            },
+          },
+    );
+    if (writes.length > 0) await this.guarded(this.processorState, writes);
+    await this.guarded(this.checkpoints as unknown as Collection<StateRecord>, [
+      {
+        updateOne: {
+          filter: { _id: processor, pos: { $lte: pos } },
+          update: { $set: { commit: position.commit.toString(), prepare: position.prepare.toString(), pos } },
+          upsert: true,
+        },
+      },
+    ]);
+  }
+
+  /** Guarded upserts, unordered: one refused because a later one was stored is not a failure. */
+  private async guarded(
+    collection: Collection<StateRecord>,
+    writes: Array<AnyBulkWriteOperation<StateRecord>>,
+  ): Promise<void> {
+    try {
+      await collection.bulkWrite(writes, { ordered: false });
+    } catch (error) {
+      duplicateIdWrites(error);
+    }
   }
 
   async park(message: ParkedMessage): Promise<void> {

@@ -1,38 +1,52 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { freePort } from './free-port';
 
-const ROOT = join(__dirname, '..', '..', '..');
+/**
+ * The apps (apps/api, apps/projector) as child processes, from source: the one way every suite
+ * starts them (e2e, faults), so that each is killed, restarted and stopped alike.
+ */
+
+const ROOT = join(__dirname, '..', '..');
 /** Enough of the log to explain a failure. */
 const MAX_OUTPUT_CHARS = 256 * 1024;
 
-export interface ProjectorExit {
+export interface AppExit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
 
-export interface ProjectorProcess {
+export interface AppProcess {
   readonly pid: number;
   /** What it has written to stdout and stderr so far (its JSON log lines). */
   output(): string;
   /** Resolves once the output matches `pattern`; rejects if the process exits first or `ms` pass. */
   waitForOutput(pattern: RegExp, ms?: number): Promise<void>;
   /** Null while it runs. */
-  exit(): ProjectorExit | null;
-  readonly exited: Promise<ProjectorExit>;
+  exit(): AppExit | null;
+  readonly exited: Promise<AppExit>;
   /** SIGTERM, then waits for it to exit; rejects (after a SIGKILL) if it takes over `ms`. */
-  stop(ms?: number): Promise<ProjectorExit>;
+  stop(ms?: number): Promise<AppExit>;
 }
 
 /** The projector (apps/projector) as its own process, from source, with `env` over the test's environment. */
-export function startProjector(env: Record<string, string>): ProjectorProcess {
+export function startProjector(env: Record<string, string>): AppProcess {
   return startAppProcess('projector', env);
 }
 
-/** An app (apps/<app>) as its own process, from source, with `env` over the test's environment. */
-export function startAppProcess(app: 'api' | 'projector', env: Record<string, string>): ProjectorProcess {
+/**
+ * An app (apps/<app>) as its own process, from source, with `env` over the test's environment;
+ * `preloads` are required before it (e.g. a clock running ahead).
+ */
+export function startAppProcess(
+  app: 'api' | 'projector',
+  env: Record<string, string>,
+  options: { preloads?: string[] } = {},
+): AppProcess {
+  const preloads = (options.preloads ?? []).flatMap((preload) => ['-r', preload]);
   const child: ChildProcess = spawn(
     process.execPath,
-    ['-r', '@swc-node/register', join(ROOT, `apps/${app}/src/main.ts`)],
+    ['-r', '@swc-node/register', ...preloads, join(ROOT, `apps/${app}/src/main.ts`)],
     {
       cwd: ROOT,
       env: {
@@ -54,8 +68,8 @@ export function startAppProcess(app: 'api' | 'projector', env: Record<string, st
   child.stdout!.on('data', append);
   child.stderr!.on('data', append);
 
-  let exit: ProjectorExit | null = null;
-  const exited = new Promise<ProjectorExit>((resolve) => {
+  let exit: AppExit | null = null;
+  const exited = new Promise<AppExit>((resolve) => {
     child.once('exit', (code, signal) => {
       exit = { code, signal };
       for (const listener of listeners) listener();
@@ -107,6 +121,53 @@ export function startAppProcess(app: 'api' | 'projector', env: Record<string, st
   };
 }
 
-export function describeExit(exit: ProjectorExit): string {
+export function describeExit(exit: AppExit): string {
   return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+}
+
+export interface Api {
+  url: string;
+  process: AppProcess;
+}
+
+/** The API processes started and not yet stopped: a test file's afterEach or afterAll stops them. */
+export const running = new Set<AppProcess>();
+
+/** Stops every API process a test left running. */
+export async function stopRunning(): Promise<void> {
+  await Promise.all([...running].map((child) => child.stop().catch(() => undefined)));
+  running.clear();
+}
+
+/** The API on `dataDir` as a child process on a free port, once it answers /health/live. */
+export async function startApi(
+  dataDir: string,
+  env: Record<string, string> = {},
+  options: { preloads?: string[] } = {},
+): Promise<Api> {
+  const port = await freePort();
+  const child = startAppProcess('api', { ...env, DATA_DIR: dataDir, PORT: String(port) }, options);
+  running.add(child);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exit()) throw new Error(`The API exited at start:\n${child.output()}`);
+    try {
+      if ((await fetch(`${url}/health/live`)).ok) return { url, process: child };
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      process.kill(child.pid, 'SIGKILL');
+      throw new Error(`The API did not listen within 30 s:\n${child.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** SIGKILL: no shutdown hook runs. */
+export async function kill9(api: Api): Promise<void> {
+  process.kill(api.process.pid, 'SIGKILL');
+  await api.process.exited;
+  running.delete(api.process);
 }
