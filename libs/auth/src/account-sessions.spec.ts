@@ -263,10 +263,10 @@ describe('AccountSessions', () => {
       const findById = jest.spyOn(directory, 'findById');
 
       expect(subscribe.mock.calls[0][0]).toMatchObject({ after: head });
-      expect(await sessions.principalFor(claims('a1'))).toBeNull();
-      expect(
-        await sessions.principalFor(claims('a1', { credentialsVersion: 1, sessionId: 's-2' })),
-      ).toBeNull();
+      expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1, sessionId: 's-2' }))).toEqual(
+        revoked,
+      );
       expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual({
         ...principal('a1'),
         credentialsVersion: 1,
@@ -285,7 +285,10 @@ describe('AccountSessions', () => {
 
       await caughtUp();
 
-      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).not.toBeNull();
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual({
+        ...principal('a1'),
+        credentialsVersion: 1,
+      });
       expect(await sessions.principalFor(claims('a2'))).toEqual(principal('a2'));
     });
 
@@ -299,11 +302,14 @@ describe('AccountSessions', () => {
       });
 
       // Read from the stream before the processor starts: version 1 already.
-      expect(await sessions.principalFor(claims('a1'))).toBeNull();
+      expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
       await caughtUp();
 
-      expect(await sessions.principalFor(claims('a1'))).toBeNull();
-      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).not.toBeNull();
+      expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual({
+        ...principal('a1'),
+        credentialsVersion: 1,
+      });
     });
   });
 
