@@ -454,6 +454,28 @@ export function describeEventStoreContract(
         expect(later.map((e) => e.id)).toEqual([events[2].id, events[4].id]);
       });
 
+      it('reads every event but those of the types left out, after a position and within a limit', async () => {
+        const stream = streamName();
+        const skipped = `Skipped${randomUUID().replace(/-/g, '')}.v1`;
+        const kept = `Kept${randomUUID().replace(/-/g, '')}.v1`;
+        const start = (await store.headPosition()) ?? undefined;
+        const events = [newEvent(undefined, kept), newEvent(undefined, skipped), newEvent(undefined, kept)];
+        await store.append(stream, events, 'no_stream');
+
+        const all = await collect(store.readAll({ after: start, exceptTypes: [skipped, 'Absent.v1'] }));
+        const one = await collect(store.readAll({ after: start, exceptTypes: [skipped], limit: 1 }));
+        const everything = await collect(store.readAll({ after: start, exceptTypes: [] }));
+
+        // Other suites may append meanwhile: only this stream's events are compared.
+        const ours = (read: RecordedEvent[]) => read.filter((e) => e.stream === stream).map((e) => e.id);
+        expect(ours(all)).toEqual([events[0].id, events[2].id]);
+        expect(one.map((e) => e.id)).toEqual([events[0].id]);
+        expect(ours(everything)).toEqual(events.map((e) => e.id));
+        await expect(collect(store.readAll({ eventTypes: [kept], exceptTypes: [skipped] }))).rejects.toThrow(
+          RangeError,
+        );
+      });
+
       it('reads nothing after the head', async () => {
         await store.append(streamName(), [newEvent()], 'no_stream');
         const head = await store.headPosition();

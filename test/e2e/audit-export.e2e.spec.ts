@@ -1,3 +1,4 @@
+import { SecurityEvents } from '@chronicle/application';
 import { jsonLines, runCliProcess } from './support/cli-process';
 import { basic, startTestApp, TestAccount, TestApp } from './support/test-app';
 
@@ -44,6 +45,17 @@ describe('audit exports', () => {
   }, 120_000);
   afterAll(() => subject.destroy());
 
+  /**
+   * What `audit seal` signs now: with nothing written since the export (the audit reads above are
+   * flushed first), the head an export's manifest must name.
+   */
+  const sealNow = async () => {
+    const sealed = await runCliProcess(subject.dataDir, 'audit', 'seal');
+    expect(sealed.code).toBe(0);
+    const { position, hash, recordedAt } = jsonLines(sealed.stdout)[0];
+    return { position, hash, recordedAt };
+  };
+
   it('answers Accept: text/csv with RFC 4180 CSV, formulas neutralised', async () => {
     const response = await audit(`?stream=user-${member.userId}`, 'text/csv');
     expect(response.status).toBe(200);
@@ -74,6 +86,7 @@ describe('audit exports', () => {
   });
 
   it('streams every record from the CLI, with no cap, then a manifest and a cursor line', async () => {
+    await subject.app.get(SecurityEvents).flush();
     const result = await runCliProcess(subject.dataDir, 'audit', '--format', 'ndjson');
     expect(result.code).toBe(0);
     const lines = jsonLines(result.stdout);
@@ -81,10 +94,23 @@ describe('audit exports', () => {
     const records = lines.slice(0, -2);
     expect(records.length).toBeGreaterThan(2400);
     expect(records.filter((record) => !record.stream.startsWith('security-'))).toEqual(history);
-    // Nothing filtered: the last record is the head, and its hash the chain's head.
+    const last = records.at(-1)!;
+    // The chain's head where the export ended, as `audit seal` gives it.
     expect(manifest).toEqual({
-      manifest: { head: records.at(-1)!.position, count: records.length, lastHash: records.at(-1)!.hash },
+      manifest: {
+        head: last.position,
+        count: records.length,
+        lastRecordHash: last.hash,
+        chain: {
+          scope: expect.stringMatching(/^(log|stream)$/),
+          ok: true,
+          events: expect.any(Number),
+          head: { position: last.position, hash: expect.any(String), recordedAt: last.recordedAt },
+          broken: null,
+        },
+      },
     });
+    expect(manifest.manifest.chain.head).toEqual(await sealNow());
     expect(cursor).toEqual({ cursor: manifest.manifest.head });
   });
 
@@ -107,6 +133,34 @@ describe('audit exports', () => {
     const [manifest, cursor] = jsonLines(lines.at(-1)!);
     expect(manifest.manifest.count).toBe(2);
     expect(cursor).toEqual({ cursor: manifest.manifest.head });
+  });
+
+  it("gives a filtered export's manifest the chain's head at the export's head, not the last record's hash", async () => {
+    await subject.app.get(SecurityEvents).flush();
+    const result = await runCliProcess(subject.dataDir, 'audit', '--stream', `user-${member.userId}`);
+    expect(result.code).toBe(0);
+    const lines = jsonLines(result.stdout);
+    const [manifest] = lines.slice(-2);
+    const records = lines.slice(0, -2);
+    expect(records.map((record) => record.type)).toEqual(['UserRegistered.v2', 'UserPatched.v1']);
+    const sealed = await sealNow();
+    expect(manifest).toEqual({
+      manifest: {
+        head: sealed.position,
+        count: 2,
+        lastRecordHash: records[1].hash,
+        chain: {
+          scope: expect.any(String),
+          ok: true,
+          events: expect.any(Number),
+          head: sealed,
+          broken: null,
+        },
+      },
+    });
+    // The patch is far from the head: its own hash stands for nothing beyond it.
+    expect(records[1].position).not.toBe(sealed.position);
+    expect(sealed.hash).not.toBe(records[1].hash);
   });
 
   it('says where a --limit cut it short, so that going on from the cursor loses nothing', async () => {

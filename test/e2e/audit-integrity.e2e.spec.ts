@@ -116,6 +116,25 @@ describe('audit verify and audit seal', () => {
       expect(result.json.broken.reason).toContain(reason);
     });
 
+    it('fails a filtered export whose history breaks before its head, after its manifest says where', async () => {
+      const copy = tampered(
+        `UPDATE events SET metadata = json_set(metadata, '$.actor', 'admin') WHERE position = 3`,
+      );
+
+      const exported = await cli(copy, 'audit', '--type', 'CustomerRegistered.v1');
+
+      expect(exported.code).toBe(1);
+      const [manifest] = jsonLines(exported.stdout).slice(-2);
+      expect(manifest.manifest).toMatchObject({
+        head: String(head),
+        count: 4,
+        chain: { ok: false, head: { position: '2' }, broken: { position: '3' } },
+      });
+      expect(jsonLines(exported.stderr)).toEqual([
+        { error: 'chain-broken', message: expect.stringContaining('breaks at position 3') },
+      ]);
+    });
+
     it('names an INSERT after the head', async () => {
       const copy = tampered(
         `INSERT INTO events (position, id, stream, revision, type, data, metadata, recorded_at, hash)

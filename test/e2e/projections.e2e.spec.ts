@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { CommandBus } from '@nestjs/cqrs';
 import { RegisterCustomerCommand, SYSTEM_ACTOR, SYSTEM_AUTH } from '@chronicle/application';
-import { position } from '@chronicle/event-store';
+import { EventStore, formatPosition, position } from '@chronicle/event-store';
 import { ReadStore, runOnRunningServers } from '@chronicle/read-models';
 import { jsonLines, runCliProcess } from './support/cli-process';
 import { basic, E2E_BACKEND, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
@@ -53,10 +54,15 @@ describeEmbedded('projections rebuild and verify on the embedded default', () =>
     expect(result.code).toBe(0);
     const lines = jsonLines(result.stdout);
     expect(lines).toEqual([
-      { events: expect.any(Number), seconds: expect.any(Number), eventsPerSecond: expect.any(Number) },
+      {
+        events: expect.any(Number),
+        seconds: expect.any(Number),
+        eventsPerSecond: expect.any(Number),
+        parked: { count: 0, first: [] },
+      },
     ]);
-    // 20,000 customers and the users: the replay reads only the event types the projections use,
-    // not the 20,000 customer number assignments beside them.
+    // 20,000 customers and the users: the replay skips the event types this build knows and no
+    // projection uses, such as the 20,000 customer number assignments beside them.
     expect(lines[0].events).toBeGreaterThanOrEqual(20_003);
     // Not a terminal here: progress comes as JSON lines on stderr.
     for (const line of jsonLines(result.stderr)) expect(line).toHaveProperty('progress.events');
@@ -190,7 +196,12 @@ describeEmbedded('projections with the server stopped', () => {
       expect(rebuilt.code).toBe(0);
       expect(jsonLines(rebuilt.stdout)).toEqual([
         // The 10 registrations; their 10 customer number assignments are not read.
-        { events: 10, seconds: expect.any(Number), eventsPerSecond: expect.any(Number) },
+        {
+          events: 10,
+          seconds: expect.any(Number),
+          eventsPerSecond: expect.any(Number),
+          parked: { count: 0, first: [] },
+        },
       ]);
 
       const verified = await runCliProcess(subject.dataDir, 'projections', 'verify');
@@ -199,5 +210,109 @@ describeEmbedded('projections with the server stopped', () => {
     } finally {
       await subject.destroy();
     }
+  });
+});
+
+describeEmbedded('projections rebuild and verify with a stored event this build does not know', () => {
+  let subject: TestApp;
+  let member: TestAccount;
+  const foreignType = 'UserRegistered.v3';
+  const foreign = { id: randomUUID(), userId: randomUUID(), position: '' };
+
+  const parkedOnStatus = async () => {
+    const status = await runCliProcess(subject.dataDir, 'projections', 'status');
+    expect(status.code).toBe(0);
+    return (jsonLines(status.stdout)[0].parked as Array<Record<string, unknown>>).filter(
+      (message) => message.processor === 'read-models',
+    );
+  };
+
+  beforeAll(async () => {
+    subject = await startTestApp();
+    member = await subject.createAccount({ name: 'Member', age: 30 });
+    // As a newer build (rolled back since) would have written it, in a stream the projections follow.
+    const appended = await subject.app.get(EventStore).append(
+      `user-${foreign.userId}`,
+      [
+        {
+          id: foreign.id,
+          type: foreignType,
+          data: { userId: foreign.userId, name: 'From the future', age: 50, nickname: 'x' },
+          metadata: {
+            actor: 'newer-build',
+            correlationId: randomUUID(),
+            causationId: null,
+            occurredAt: new Date().toISOString(),
+          },
+        },
+      ],
+      'no_stream',
+    );
+    foreign.position = formatPosition(appended.position);
+    await subject.settle();
+    // The live processor's rule: parked, with its reason.
+    expect(await parkedOnStatus()).toEqual([
+      expect.objectContaining({ eventId: foreign.id, type: foreignType, position: foreign.position }),
+    ]);
+  });
+  afterAll(() => subject.destroy());
+
+  const expectedParked = () => ({
+    count: 1,
+    first: [
+      {
+        position: foreign.position,
+        eventId: foreign.id,
+        stream: `user-${foreign.userId}`,
+        type: foreignType,
+        reason: expect.stringContaining(`${foreignType} is not an event type this build knows`),
+      },
+    ],
+  });
+
+  it('verify reports it and fails: the read models cannot be shown to hold what it changed', async () => {
+    const verified = await runCliProcess(subject.dataDir, 'projections', 'verify');
+    expect(verified.code).toBe(1);
+    expect(jsonLines(verified.stdout)).toEqual([
+      expect.objectContaining({ differences: 0, parked: expectedParked() }),
+    ]);
+    expect(jsonLines(verified.stderr)).toContainEqual({
+      warning: 'unprojectable-events',
+      message: expect.stringMatching(new RegExp(`${foreignType} at position ${foreign.position}\\b`)),
+    });
+  });
+
+  it('rebuild parks it as the live processor does, reports it, and the read models are the live ones', async () => {
+    const readStore = subject.app.get(ReadStore);
+    const before = await readStore.getUser(member.userId);
+    // Dropped by an operator: the rebuild must set it aside again, not skip it unnoticed.
+    const dropped = await runCliProcess(
+      subject.dataDir,
+      'projections',
+      'parked',
+      'drop',
+      'read-models',
+      foreign.id,
+    );
+    expect(dropped.code).toBe(0);
+    expect(await parkedOnStatus()).toEqual([]);
+
+    const rebuilt = await runCliProcess(subject.dataDir, 'projections', 'rebuild');
+    expect(rebuilt.code).toBe(0);
+    expect(jsonLines(rebuilt.stdout)).toEqual([expect.objectContaining({ parked: expectedParked() })]);
+    expect(jsonLines(rebuilt.stderr)).toContainEqual({
+      warning: 'unprojectable-events',
+      message: expect.stringContaining(`${foreignType} at position ${foreign.position}`),
+    });
+    expect(await parkedOnStatus()).toEqual([
+      expect.objectContaining({
+        eventId: foreign.id,
+        type: foreignType,
+        position: foreign.position,
+        attempts: 1,
+      }),
+    ]);
+    expect(await readStore.getUser(foreign.userId)).toBeNull();
+    expect(await readStore.getUser(member.userId)).toEqual(before);
   });
 });

@@ -1,5 +1,6 @@
-import { SecurityEvents } from '@chronicle/application';
-import { basic, startTestApp, TestAccount, TestApp } from './support/test-app';
+import { randomUUID } from 'node:crypto';
+import { AccessTokenCodec, SecurityEvents } from '@chronicle/application';
+import { basic, issueToken, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 /** Failures and audit reads leave a trace in the history, coalesced (issue 22). */
 describe('security events', () => {
@@ -92,6 +93,68 @@ describe('security events', () => {
       emailHash: subject.app.get(SecurityEvents).emailHashOf('flooded@example.com'),
       route: 'PUT /api/v1/account/password',
     });
+  });
+
+  it('records rejected bearer tokens, coalesced, with the token id only of a well-signed one, never the token', async () => {
+    const holder = await subject.createAccount({ name: 'Holder' });
+    const revoked = await issueToken(subject.url, holder);
+    const changed = await put({ old: holder.password, new: 'another long passphrase' }, basic(holder));
+    expect(changed.status).toBe(204);
+    const now = Date.now();
+    const expired = subject.app.get(AccessTokenCodec).sign({
+      accountId: holder.accountId,
+      tokenId: randomUUID(),
+      sessionId: randomUUID(),
+      credentialsVersion: 1,
+      issuedAt: now - 120_000,
+      expiresAt: now - 60_000,
+    });
+    const tokenIdOf = (token: string) =>
+      (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as string[])[1];
+    // The expired token's claims under the revoked one's signature: a forgery.
+    const forged = `${expired.split('.').slice(0, 2).join('.')}.${revoked.split('.')[2]}`;
+    const bearer = (token: string) => send('/customers', { headers: { authorization: `Bearer ${token}` } });
+
+    expect((await bearer(revoked)).status).toBe(401);
+    expect((await bearer(expired)).status).toBe(401);
+    expect((await bearer(forged)).status).toBe(401);
+    // A flood of malformed tokens, in parallel: one event with a count.
+    const flood = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => bearer(`garbage-${i}-${randomUUID()}`).then((r) => r.status)),
+    );
+    expect(new Set(flood)).toEqual(new Set([401]));
+
+    const events = await recorded('AccessTokenRejected.v1');
+    const byReason = (reason: string) => events.filter((event) => event.data.reason === reason);
+    expect(byReason('revoked').map((event) => event.data)).toEqual([
+      expect.objectContaining({ tokenId: tokenIdOf(revoked), accountId: null, emailHash: null, count: 1 }),
+    ]);
+    expect(byReason('expired').map((event) => event.data)).toEqual([
+      expect.objectContaining({ tokenId: tokenIdOf(expired), count: 1 }),
+    ]);
+    const invalid = byReason('invalid');
+    // One event (two if a minute ended during the flood) for the forgery and the 40 malformed.
+    expect(invalid.length).toBeLessThanOrEqual(2);
+    expect(invalid.reduce((sum, event) => sum + event.data.count, 0)).toBe(41);
+    for (const event of events) expect(event.stream).toMatch(/^security-\d{4}-\d\d-\d\d$/);
+    expect(invalid[0].data).toEqual({
+      reason: 'invalid',
+      tokenId: null,
+      emailHash: null,
+      accountId: null,
+      client: '127.0.0.1',
+      userAgent: USER_AGENT,
+      route: 'GET /customers',
+      count: expect.any(Number),
+      firstAt: expect.any(String),
+      lastAt: expect.any(String),
+      overflow: false,
+    });
+    const written = JSON.stringify(events);
+    for (const token of [revoked, expired, forged]) {
+      for (const part of token.split('.').slice(1)) expect(written).not.toContain(part);
+    }
+    expect(written).not.toContain('garbage-');
   });
 
   it('records who read the audit', async () => {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
@@ -14,6 +13,7 @@ import {
   ParkedMessageError,
   RegisterCustomerCommand,
   SeedCustomersCommand,
+  timeOrderedId,
 } from '@chronicle/application';
 import { ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
 import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
@@ -53,7 +53,7 @@ function positiveCount(value: string): number {
 }
 
 /** CLI work is attributed to `cli:<OS user>`, with a fresh correlation id per invocation. */
-const cliRun = (): CommandContext => cliContext(`cli-${randomUUID()}`);
+const cliRun = (): CommandContext => cliContext(`cli-${timeOrderedId()}`);
 
 async function withApp<T>(
   config: ChronicleConfig,

@@ -23,6 +23,7 @@ import {
 } from '@chronicle/event-store';
 import { AccountSessions } from './account-sessions';
 import { VerifiedCredentials } from './verified-credentials';
+import { TokenRejection } from './token-rejection';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -78,6 +79,7 @@ describe('AccountSessions', () => {
     expiresAt: clock.time + 3_600_000,
     ...overrides,
   });
+  const revoked = new TokenRejection('revoked', 't-1');
   const principal = (accountId: string, roles = ['user']): Principal => ({
     accountId,
     userId: `user-${accountId}`,
@@ -190,7 +192,9 @@ describe('AccountSessions', () => {
     await caughtUp();
 
     expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time + 1 }))).toEqual(principal('a1'));
-    expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time }))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { expiresAt: clock.time }))).toEqual(
+      new TokenRejection('expired', 't-1'),
+    );
   });
 
   it('refuses tokens of older credentials versions than the history holds, whatever their times', async () => {
@@ -201,7 +205,7 @@ describe('AccountSessions', () => {
     await caughtUp();
 
     // Issued by a host whose clock runs two minutes ahead: the time does not save it.
-    expect(await sessions.principalFor(claims('a1', { issuedAt: clock.time + 120_000 }))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { issuedAt: clock.time + 120_000 }))).toEqual(revoked);
     expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual({
       ...principal('a1'),
       credentialsVersion: 1,
@@ -220,8 +224,8 @@ describe('AccountSessions', () => {
     );
     await caughtUp();
 
-    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toBeNull();
-    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).not.toBeNull();
+    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual(revoked);
+    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).not.toEqual(revoked);
   });
 
   describe('a restart', () => {
@@ -252,10 +256,10 @@ describe('AccountSessions', () => {
       const findById = jest.spyOn(directory, 'findById');
 
       expect(subscribe.mock.calls[0][0]).toMatchObject({ after: head });
-      expect(await sessions.principalFor(claims('a1'))).toBeNull();
-      expect(
-        await sessions.principalFor(claims('a1', { credentialsVersion: 1, sessionId: 's-2' })),
-      ).toBeNull();
+      expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1, sessionId: 's-2' }))).toEqual(
+        revoked,
+      );
       expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual({
         ...principal('a1'),
         credentialsVersion: 1,
@@ -274,7 +278,10 @@ describe('AccountSessions', () => {
 
       await caughtUp();
 
-      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).not.toBeNull();
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual({
+        ...principal('a1'),
+        credentialsVersion: 1,
+      });
       expect(await sessions.principalFor(claims('a2'))).toEqual(principal('a2'));
     });
 
@@ -288,11 +295,14 @@ describe('AccountSessions', () => {
       });
 
       // Read from the stream before the processor starts: version 1 already.
-      expect(await sessions.principalFor(claims('a1'))).toBeNull();
+      expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
       await caughtUp();
 
-      expect(await sessions.principalFor(claims('a1'))).toBeNull();
-      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).not.toBeNull();
+      expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual({
+        ...principal('a1'),
+        credentialsVersion: 1,
+      });
     });
   });
 
@@ -303,8 +313,10 @@ describe('AccountSessions', () => {
 
     await endSession('a1', 's-1');
 
-    await eventually(async () => (await sessions.principalFor(claims('a1'))) === null);
-    expect(await sessions.principalFor(claims('a1', { tokenId: 't-9' }))).toBeNull();
+    await eventually(async () => (await sessions.principalFor(claims('a1'))) instanceof TokenRejection);
+    expect(await sessions.principalFor(claims('a1', { tokenId: 't-9' }))).toEqual(
+      new TokenRejection('revoked', 't-9'),
+    );
     expect(await sessions.principalFor(claims('a1', { sessionId: 's-2' }))).toEqual({
       ...principal('a1'),
       sessionId: 's-2',
@@ -313,10 +325,10 @@ describe('AccountSessions', () => {
 
   it('forgets an ended session once its tokens have expired anyway', async () => {
     await write('a1', opened('a1'));
-    expect(await sessions.principalFor(claims('a1'))).not.toBeNull();
+    expect(await sessions.principalFor(claims('a1'))).not.toEqual(revoked);
     sessions.sessionEnded('a1', 's-1', clock.time + 1_000);
     sessions.sessionEnded('a1', 's-old', clock.time);
-    expect(await sessions.principalFor(claims('a1'))).toBeNull();
+    expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
 
     clock.time += 1_000;
     sessions.sessionEnded('a1', 's-2', clock.time + 1_000);
@@ -370,10 +382,10 @@ describe('AccountSessions', () => {
     await eventually(() => Promise.resolve(sessions.position !== null));
 
     expect(sessions.isCaughtUp).toBe(false);
-    expect(await sessions.principalFor(claims('a1'))).toBeNull();
+    expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
     // Version 0 in a session that has not ended: the change further on refuses it all the same.
-    expect(await sessions.principalFor(claims('a1', { sessionId: 's-2' }))).toBeNull();
-    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toBeNull();
+    expect(await sessions.principalFor(claims('a1', { sessionId: 's-2' }))).toEqual(revoked);
+    expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual(revoked);
     expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1, sessionId: 's-2' }))).toEqual({
       ...principal('a1'),
       credentialsVersion: 1,
@@ -390,8 +402,8 @@ describe('AccountSessions', () => {
 
       sessions.sessionEnded('a1', 's-1', clock.time + 3_600_000);
 
-      expect(await sessions.principalFor(claims('a1'))).toBeNull();
-      expect(await sessions.principalFor(claims('a1', { sessionId: 's-2' }))).not.toBeNull();
+      expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
+      expect(await sessions.principalFor(claims('a1', { sessionId: 's-2' }))).not.toEqual(revoked);
     });
 
     it('revokes tokens of older credentials versions, never moving the version back, and drops cached Basic credentials', async () => {
@@ -402,8 +414,8 @@ describe('AccountSessions', () => {
       sessions.credentialsChanged('a1', 2);
       sessions.credentialsChanged('a1', 1);
 
-      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toBeNull();
-      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).not.toBeNull();
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 1 }))).toEqual(revoked);
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).not.toEqual(revoked);
       expect(credentials.lookup(cached.key)).toBeNull();
     });
   });
@@ -415,12 +427,12 @@ describe('AccountSessions', () => {
         data: { accountId: 'a1', passwordHash: 'h2', changedAt: iso(clock.time), credentialsVersion: 3 },
       });
 
-      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).toBeNull();
-      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 3 }))).not.toBeNull();
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 2 }))).toEqual(revoked);
+      expect(await sessions.principalFor(claims('a1', { credentialsVersion: 3 }))).not.toEqual(revoked);
     });
 
     it('is refused when it does not exist', async () => {
-      expect(await sessions.principalFor(claims(randomUUID()))).toBeNull();
+      expect(await sessions.principalFor(claims(randomUUID()))).toEqual(revoked);
     });
   });
 });

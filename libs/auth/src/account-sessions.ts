@@ -20,6 +20,7 @@ import {
   RecordedEvent,
 } from '@chronicle/event-store';
 import { VerifiedCredentials } from './verified-credentials';
+import { TokenRejection } from './token-rejection';
 
 /** What an account's tokens are checked against. */
 interface AccountAccess {
@@ -105,15 +106,17 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     return this.processor.stop();
   }
 
-  async principalFor(claims: AccessTokenClaims): Promise<Principal | null> {
-    if (claims.expiresAt <= this.clock.now().getTime()) return null;
+  /** A well-signed token's principal, or why it is refused (expired, revoked). */
+  async principalFor(claims: AccessTokenClaims): Promise<Principal | TokenRejection> {
+    if (claims.expiresAt <= this.clock.now().getTime()) return new TokenRejection('expired', claims.tokenId);
+    const revoked = new TokenRejection('revoked', claims.tokenId);
     const caughtUp = this.processor.isCaughtUp;
     const kept = this.accounts.get(claims.accountId);
     const access = kept && (kept.loaded || caughtUp) ? kept : await this.loadAccount(claims.accountId);
-    if (!access || claims.credentialsVersion < access.credentialsVersion) return null;
-    if (access.endedSessions.has(claims.sessionId)) return null;
+    if (!access || claims.credentialsVersion < access.credentialsVersion) return revoked;
+    if (access.endedSessions.has(claims.sessionId)) return revoked;
     // Until the replay has caught up, a session's end may lie further on: its stream says.
-    if (!caughtUp && (await this.sessionEndedInStore(claims.accountId, claims.sessionId))) return null;
+    if (!caughtUp && (await this.sessionEndedInStore(claims.accountId, claims.sessionId))) return revoked;
     return {
       accountId: claims.accountId,
       userId: access.userId,

@@ -7,6 +7,7 @@ import { clientAddress } from './client-address';
 import { CredentialVerifier } from './credential-verifier';
 import { ObservedRequest } from './security-observation';
 import { AUTH_OPTIONAL, IS_PUBLIC, OptionalAuth, Public } from './public.decorator';
+import { TokenRejection } from './token-rejection';
 
 const principal = { accountId: 'account-1', roles: ['user'] } as unknown as Principal;
 const basicHeader = (email: string, password: string) =>
@@ -48,7 +49,13 @@ function setup(access: 'required' | 'public' | 'optional' = 'required', roles?: 
     );
 
   const verifier = {
-    bearer: jest.fn(async (token: string) => (token === 'good-token' ? principal : null)),
+    bearer: jest.fn(async (token: string) =>
+      token === 'good-token'
+        ? principal
+        : token === 'expired-token'
+          ? new TokenRejection('expired', 't-7')
+          : new TokenRejection('invalid', null),
+    ),
     basic: jest.fn(async (email: string, password: string) =>
       email === 'ada@example.com' && password === 'right: with colon' ? principal : null,
     ),
@@ -143,7 +150,7 @@ describe('ChronicleAuthGuard', () => {
     },
   );
 
-  it('records a failed Basic login as a security event, and a rejected token not as one', async () => {
+  it('records a failed Basic login and a refused token as security events, each of its kind', async () => {
     const { guard, security } = setup();
     const wrong = request([['Authorization', basicHeader('ada@example.com', 'wrong')]]);
     expect((await rejection(guard.canActivate(contextFor(wrong)))).status).toBe(401);
@@ -158,11 +165,30 @@ describe('ChronicleAuthGuard', () => {
         route: 'GET /users/:userId',
       },
     ]);
-    expect(
-      (await rejection(guard.canActivate(contextFor(request([['Authorization', 'Bearer bad-token']])))))
-        .status,
-    ).toBe(401);
-    expect(security.observe).toHaveBeenCalledTimes(1);
+    for (const token of ['bad-token', 'expired-token']) {
+      expect(
+        await rejection(guard.canActivate(contextFor(request([['Authorization', `Bearer ${token}`]])))),
+      ).toEqual({
+        status: 401,
+        body: {
+          type: 'unauthorized',
+          title: 'Unauthorized',
+          detail: 'The access token is invalid, expired or revoked.',
+          challenge: { invalidToken: true },
+        },
+      });
+    }
+    const seen = {
+      email: null,
+      accountId: null,
+      client: '192.0.2.7',
+      userAgent: 'spec/1',
+      route: 'GET /users/:userId',
+    };
+    expect(security.observe.mock.calls.slice(1)).toEqual([
+      ['AccessTokenRejected.v1', { ...seen, token: { reason: 'invalid', tokenId: null } }],
+      ['AccessTokenRejected.v1', { ...seen, token: { reason: 'expired', tokenId: 't-7' } }],
+    ]);
   });
 
   it("answers 403 to an account without the route's roles, recording it; an admin may call every route", async () => {

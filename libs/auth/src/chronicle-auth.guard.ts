@@ -15,6 +15,7 @@ import { Credentials, credentialsOf, RequestLike } from './credentials';
 import type { Role } from '@chronicle/domain';
 import { ALLOWED_ROLES, AUTH_OPTIONAL, DEFAULT_ALLOWED_ROLES, IS_PUBLIC } from './public.decorator';
 import { ObservedRequest, securityObservationOf } from './security-observation';
+import { TokenRejection } from './token-rejection';
 
 /** Problem details of a 401; the exception filter turns `challenge` into WWW-Authenticate. */
 export interface UnauthorizedProblem {
@@ -66,6 +67,12 @@ export class ChronicleAuthGuard implements CanActivate {
       if (credentials.kind === 'basic' && error instanceof UnauthorizedException) {
         this.security.observe('LoginFailed.v1', securityObservationOf(request));
       }
+      if (error instanceof TokenRefused) {
+        this.security.observe('AccessTokenRejected.v1', {
+          ...securityObservationOf(request),
+          token: { reason: error.rejection.reason, tokenId: error.rejection.tokenId },
+        });
+      }
       if (access !== 'optional' || !(error instanceof UnauthorizedException)) throw error;
       request.authFailure = error;
       return true;
@@ -95,9 +102,10 @@ export class ChronicleAuthGuard implements CanActivate {
     }
     const bearer = credentials.kind === 'bearer';
     return new Promise((resolve, reject) => {
-      const done = (error: unknown, principal: Principal | false) => {
+      const done = (error: unknown, principal: Principal | false, challenge?: unknown) => {
         if (error) reject(error instanceof Error ? error : new Error('Authentication failed'));
         else if (principal) resolve(principal);
+        else if (challenge instanceof TokenRejection) reject(new TokenRefused(challenge));
         else
           reject(
             unauthorized(
@@ -163,12 +171,17 @@ export function requireAuthentication(request: AuthenticatedRequest): Unauthoriz
   return request.authFailure ?? unauthorized('Credentials are required.', false);
 }
 
+function problemOf(detail: string, invalidToken: boolean): UnauthorizedProblem {
+  return { type: 'unauthorized', title: 'Unauthorized', detail, challenge: { invalidToken } };
+}
+
 function unauthorized(detail: string, invalidToken: boolean): UnauthorizedException {
-  const problem: UnauthorizedProblem = {
-    type: 'unauthorized',
-    title: 'Unauthorized',
-    detail,
-    challenge: { invalidToken },
-  };
-  return new UnauthorizedException(problem);
+  return new UnauthorizedException(problemOf(detail, invalidToken));
+}
+
+/** The 401 of a refused Bearer token, carrying why for its security event (the client sees one answer for all). */
+class TokenRefused extends UnauthorizedException {
+  constructor(readonly rejection: TokenRejection) {
+    super(problemOf('The access token is invalid, expired or revoked.', true));
+  }
 }

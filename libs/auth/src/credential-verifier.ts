@@ -7,6 +7,7 @@ import {
   Principal,
 } from '@chronicle/application';
 import { AccountSessions } from './account-sessions';
+import { TokenRejection } from './token-rejection';
 import { VerifiedCredentials } from './verified-credentials';
 
 /** Who a credential belongs to; the passport strategies are adapters over this. */
@@ -28,10 +29,11 @@ export class CredentialVerifier {
     private readonly limits: AttemptLimits,
   ) {}
 
-  /** A signed, unexpired, unrevoked access token's principal. */
-  async bearer(token: string): Promise<Principal | null> {
+  /** A signed, unexpired, unrevoked access token's principal, or why it is refused. */
+  async bearer(token: string): Promise<Principal | TokenRejection> {
     const claims = this.codec.verify(token);
-    return claims ? this.sessions.principalFor(claims) : null;
+    // Malformed or wrongly signed: none of its claims (its id neither) can be trusted.
+    return claims ? this.sessions.principalFor(claims) : new TokenRejection('invalid', null);
   }
 
   /**

@@ -3,8 +3,9 @@ import { Principal } from '@chronicle/application';
 import { clientAddress } from './client-address';
 import { CredentialVerifier } from './credential-verifier';
 import { Credentials, credentialsOf } from './credentials';
+import { TokenRejection } from './token-rejection';
 
-type Verify = (credentials: Credentials, client: string) => Promise<Principal | null> | null;
+type Verify = (credentials: Credentials, client: string) => Promise<Principal | TokenRejection | null> | null;
 
 /**
  * A passport strategy that verifies the one credential `credentialsOf` read, and reads nothing of
@@ -18,11 +19,17 @@ export class CredentialStrategy extends Strategy {
     super();
   }
 
+  /** A refused token fails with its TokenRejection as passport's challenge: the guard records it. */
   override authenticate(request: never): void {
     const verifying = this.verify(credentialsOf(request), clientAddress(request));
     if (verifying === null) return this.fail(401);
     verifying.then(
-      (principal) => (principal ? this.success(principal) : this.fail(401)),
+      (verdict) =>
+        verdict instanceof TokenRejection
+          ? this.fail(verdict, 401)
+          : verdict
+            ? this.success(verdict)
+            : this.fail(401),
       (error: Error) => this.error(error),
     );
   }

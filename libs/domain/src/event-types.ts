@@ -43,6 +43,8 @@ export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
   'SessionEnded.v1': { secretFields: [] },
   // The e-mail hash is keyed with the server secret: no one without it can test a guess.
   'LoginFailed.v1': { secretFields: [] },
+  // The token id only, never the token: an id grants nothing.
+  'AccessTokenRejected.v1': { secretFields: [] },
   'OldPasswordRejected.v1': { secretFields: [] },
   'AccessForbidden.v1': { secretFields: [] },
   'RateLimited.v1': { secretFields: [] },

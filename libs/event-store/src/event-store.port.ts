@@ -153,6 +153,11 @@ export interface ReadAllOptions {
   limit?: number;
   /** Only events of these types, as stored; the embedded store skips the others in SQL. */
   eventTypes?: readonly string[];
+  /**
+   * Every event but those of these types, as stored (not with `eventTypes`): a reader that must
+   * see every type it does not know of, but not the known ones it has no use for.
+   */
+  exceptTypes?: readonly string[];
 }
 
 /** A question to the whole log (the audit's): every given condition holds for each event. */

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { QueryBus } from '@nestjs/cqrs';
 import { GetProjectionStatusQuery } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
-import { EventStore } from '@chronicle/event-store';
+import { CheckpointStore, EventStore } from '@chronicle/event-store';
 import {
   ALL_PROJECTIONS,
   MemoryReadStore,
@@ -27,6 +27,7 @@ export class ProjectionsControlService implements OnApplicationBootstrap, OnAppl
     @Inject(ReadStore) private readonly readStore: ReadStore,
     @Inject(ChronicleConfig) private readonly config: ChronicleConfig,
     @Inject(QueryBus) private readonly queries: QueryBus,
+    @Inject(CheckpointStore) private readonly checkpoints: CheckpointStore,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -36,6 +37,8 @@ export class ProjectionsControlService implements OnApplicationBootstrap, OnAppl
       new MemoryRebuildTarget(this.readStore, READ_MODELS_CHECKPOINT),
       ALL_PROJECTIONS,
       READ_MODELS_CHECKPOINT,
+      // Parks where this server's projection processor parks; the sagas' checkpoints are theirs to keep.
+      { checkpoints: this.checkpoints, names: [] },
     );
     const server = new ProjectionsControlServer(rebuilder, this.config.dataDir, this.logger, async () => ({
       ...(await this.queries.execute(new GetProjectionStatusQuery())),

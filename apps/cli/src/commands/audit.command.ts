@@ -7,6 +7,7 @@ import {
   auditCsvLine,
   auditTime,
   AuditRecord,
+  HistoryVerification,
   ListAuditEventsQuery,
   MAX_AUDIT_LIMIT,
   parseSeal,
@@ -65,17 +66,27 @@ function limitOption(value: string): number {
   return Number(value);
 }
 
-/**
- * What an export covers: every matching record up to `head`, the log's last position when it
- * began, and the chain hash of the last record exported (for an export without filters, the
- * chain's head at `head`): an auditor can hold it against `audit verify` or a kept seal.
- */
+export interface ExportManifest {
+  /** The log's last position when the export began: every matching record up to it is exported. */
+  head: string | null;
+  count: number;
+  /** The last exported record's own hash; with filters, it stands for nothing beyond that record. */
+  lastRecordHash: string | null;
+  /**
+   * What `audit verify` says of the history up to `head`: its `head` is the chain's head there
+   * (position, hash, recordedAt), what `audit seal` signs, to hold against a kept seal. Null for
+   * an empty history.
+   */
+  chain: HistoryVerification | null;
+}
+
 export function exportManifest(
   head: Position | null,
   count: number,
-  lastHash: string | null,
-): { head: string | null; count: number; lastHash: string | null } {
-  return { head: head === null ? null : formatPosition(head), count, lastHash };
+  lastRecordHash: string | null,
+  chain: HistoryVerification | null,
+): ExportManifest {
+  return { head: head === null ? null : formatPosition(head), count, lastRecordHash, chain };
 }
 
 /** Written as it goes, waiting when the reader is slower: memory stays flat whatever the export's size. */
@@ -189,7 +200,7 @@ async function exportHistory(app: INestApplicationContext, options: AuditOptions
   let after = options.after;
   let count = 0;
   let last: Position | null = null;
-  let lastHash: string | null = null;
+  let lastRecordHash: string | null = null;
   let complete = head === null;
   // Page by page, so that lines start at once and memory stays flat.
   while (!complete && count < cap) {
@@ -206,7 +217,7 @@ async function exportHistory(app: INestApplicationContext, options: AuditOptions
       else await writeOut(options.format === 'csv' ? auditCsvLine(record) : `${JSON.stringify(record)}\n`);
       count++;
       last = position;
-      lastHash = record.hash;
+      lastRecordHash = record.hash;
     }
     if (page.next === null || comparePositions(page.next, head!) >= 0) complete = true;
     after = page.next ?? undefined;
@@ -217,8 +228,17 @@ async function exportHistory(app: INestApplicationContext, options: AuditOptions
   }
   // Complete: everything up to the head was read. Cut short by --limit: go on after the last record.
   const cursor = complete ? (head ?? options.after ?? null) : last;
-  await writeOut(`${JSON.stringify({ manifest: exportManifest(head, count, lastHash) })}\n`);
+  // The chain walked up to the export's head, as `audit verify` walks it: its head is the seal's.
+  const chain = head === null ? null : await queries.execute(new VerifyHistoryQuery(null, head));
+  await writeOut(`${JSON.stringify({ manifest: exportManifest(head, count, lastRecordHash, chain) })}\n`);
   await writeOut(`${JSON.stringify({ cursor: cursor === null ? null : formatPosition(cursor) })}\n`);
+  if (chain !== null && !chain.ok) {
+    printError({
+      error: 'chain-broken',
+      message: `The hash chain breaks at position ${chain.broken!.position}: the exported history was tampered with (see audit verify)`,
+    });
+    throw new CommandFailedError(1);
+  }
 }
 
 /**

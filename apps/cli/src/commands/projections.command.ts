@@ -9,6 +9,7 @@ import {
   ControlCommand,
   ControlResult,
   MemoryReadStore,
+  ParkedSummary,
   MemoryRebuildTarget,
   READ_MODELS_CHECKPOINT,
   ReadModelRebuilder,
@@ -89,8 +90,13 @@ export function registerProjectionsCommands(
     .action(async ({ projection }: { projection?: string }) => {
       for (const result of await withProgress((options) =>
         run(config(), 'rebuild', { ...options, projection }),
-      ))
+      )) {
         printJson(result);
+        warnOfParked(
+          result.parked,
+          'parked as the live read models park them; `projections status` lists them',
+        );
+      }
     });
   projections
     .command('status')
@@ -106,9 +112,30 @@ export function registerProjectionsCommands(
     .description('Replay every event into a scratch copy and compare it with the live read models')
     .action(async () => {
       const results = await withProgress((options) => run(config(), 'verify', options));
-      for (const result of results) printJson(result);
-      if (results.some((result: VerifyResult) => result.differences > 0)) throw new CommandFailedError(1);
+      for (const result of results) {
+        printJson(result);
+        warnOfParked(result.parked, 'the read models cannot be shown to hold what they changed');
+      }
+      if (results.some((result: VerifyResult) => result.differences > 0 || result.parked.count > 0))
+        throw new CommandFailedError(1);
     });
+}
+
+/**
+ * Events the replay could not project (the live processor parks them: a type this build does not
+ * know, a projection that throws): one line on stderr naming the first, besides the result.
+ */
+function warnOfParked(parked: ParkedSummary, outcome: string): void {
+  const [first] = parked.first;
+  if (first === undefined) return;
+  process.stderr.write(
+    `${JSON.stringify({
+      warning: 'unprojectable-events',
+      message:
+        `${parked.count} event(s) could not be projected, the first ${first.type} at position ${first.position} ` +
+        `in ${first.stream} (${first.reason}): ${outcome}`,
+    })}\n`,
+  );
 }
 
 /** Ctrl-C abandons the operation: the new generation is dropped and the live models stay. */

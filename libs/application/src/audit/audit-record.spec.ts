@@ -82,6 +82,7 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
   },
   'SessionEnded.v1': { accountId: 'a-1', sessionId: 's-1', endedWith: 't-2', endedAt: T, expiresAt: T },
   'LoginFailed.v1': SECURITY,
+  'AccessTokenRejected.v1': { ...SECURITY, reason: 'expired', tokenId: 't-3' },
   'OldPasswordRejected.v1': SECURITY,
   'AccessForbidden.v1': SECURITY,
   'RateLimited.v1': SECURITY,
@@ -103,6 +104,7 @@ const SECRET_VALUE = /^\$argon2|^[0-9a-f]{64}$/;
 const REVIEWED_NOT_SECRET: Partial<Record<ChronicleEventType, readonly string[]>> = {
   'PasswordResetRequested.v1': ['emailHash'],
   'LoginFailed.v1': ['emailHash'],
+  'AccessTokenRejected.v1': ['emailHash'],
   'OldPasswordRejected.v1': ['emailHash'],
   'AccessForbidden.v1': ['emailHash'],
   'RateLimited.v1': ['emailHash'],

@@ -94,6 +94,24 @@ describe('SecurityEvents', () => {
     expect(all[3].data).toMatchObject({ emailHash: null, accountId: 'a-1', route: 'GET /users' });
   });
 
+  it("keeps a refused token's reasons and token ids apart, and coalesces each", async () => {
+    const refused = (reason: 'invalid' | 'expired' | 'revoked', tokenId: string | null) =>
+      events.observe('AccessTokenRejected.v1', seen({ email: null, token: { reason, tokenId } }));
+    refused('invalid', null);
+    refused('invalid', null);
+    refused('expired', 't-1');
+    refused('revoked', 't-1');
+    refused('revoked', 't-2');
+    refused('revoked', 't-2');
+    await events.flush();
+    expect((await recorded()).map(({ data }) => [data.reason, data.tokenId, data.count])).toEqual([
+      ['invalid', null, 2],
+      ['expired', 't-1', 1],
+      ['revoked', 't-1', 1],
+      ['revoked', 't-2', 2],
+    ]);
+  });
+
   it('never stores the address, only a hash keyed with the server secret', async () => {
     events.observe('ResetTokenRejected.v1', seen({ email: 'secret.person@example.com' }));
     await events.flush();

@@ -1,11 +1,18 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
-import { normaliseEmail, SecurityEventData, SecurityEventType, securityStreamName } from '@chronicle/domain';
+import {
+  AccessTokenRejectedData,
+  normaliseEmail,
+  SecurityEventData,
+  SecurityEventType,
+  securityStreamName,
+} from '@chronicle/domain';
 import { EventStore } from '@chronicle/event-store';
 import { Clock } from '../shared/clock';
 import { SYSTEM_ACTOR, SYSTEM_AUTH } from '../shared/command-context';
 import { toNewEvent } from '../shared/event-sourced-repository';
+import { timeOrderedId } from '../shared/time-ordered-id';
 
 /** What the edge saw of one request that a security event counts. */
 export interface SecurityObservation {
@@ -16,6 +23,8 @@ export interface SecurityObservation {
   userAgent: string | null;
   /** Method and route template, e.g. `GET /api/v1/audit/events`. */
   route: string;
+  /** A refused Bearer token (AccessTokenRejected.v1): why, and its id only if its signature verified. */
+  token?: Pick<AccessTokenRejectedData, 'reason' | 'tokenId'>;
 }
 
 /** Distinct keys held for the current minute; past it, requests are counted in one overflow per kind. */
@@ -26,13 +35,13 @@ const MAX_ROUTE_CHARS = 300;
 
 interface Pending {
   type: SecurityEventType;
-  data: SecurityEventData;
+  data: SecurityEventData | AccessTokenRejectedData;
 }
 
 /**
- * Security events (failed logins, wrong old passwords, 403s, 429s, rejected reset tokens, audit
- * reads), coalesced: one event per kind, e-mail hash, account, client and route and minute, with
- * a count. The state is bounded (MAX_SECURITY_KEYS keys, then one overflow entry per kind), so a
+ * Security events (failed logins, refused Bearer tokens, wrong old passwords, 403s, 429s, rejected
+ * reset tokens, audit reads), coalesced: one event per kind, e-mail hash, account, client, route
+ * (and a refused token's reason and id) and minute, with a count. The state is bounded (MAX_SECURITY_KEYS keys, then one overflow entry per kind), so a
  * flood costs O(1) memory per request and at most MAX_SECURITY_KEYS + 6 events per minute and
  * process. Flushed as one append to the day's `security-<date>` stream at the end of each minute
  * and on shutdown; a crash loses the counts of the minute under way (never a client's write).
@@ -64,7 +73,16 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     const now = this.clock.now().toISOString();
     const emailHash = observation.email === null ? null : this.emailHashOf(observation.email);
     const route = observation.route.slice(0, MAX_ROUTE_CHARS);
-    const key = [type, emailHash, observation.accountId, observation.client, route].join('\0');
+    const { token } = observation;
+    const key = [
+      type,
+      emailHash,
+      observation.accountId,
+      observation.client,
+      route,
+      token?.reason,
+      token?.tokenId,
+    ].join('\0');
     const known = this.pending.get(key);
     if (known) {
       known.data.count++;
@@ -87,6 +105,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
         firstAt: now,
         lastAt: now,
         overflow: false,
+        ...(token === undefined ? {} : { reason: token.reason, tokenId: token.tokenId }),
       },
     });
     this.schedule();
@@ -140,7 +159,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     const entries = [...this.pending.values()];
     this.pending = new Map();
     const now = this.clock.now();
-    const context = { actor: SYSTEM_ACTOR, correlationId: `security-${randomUUID()}`, auth: SYSTEM_AUTH };
+    const context = { actor: SYSTEM_ACTOR, correlationId: `security-${timeOrderedId()}`, auth: SYSTEM_AUTH };
     try {
       await this.store.append(
         securityStreamName(now),

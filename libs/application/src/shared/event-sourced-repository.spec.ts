@@ -5,7 +5,7 @@ import { EsdbDouble, startEsdbDouble } from '../../../../test/doubles/esdb/esdb-
 import { ConcurrencyConflictError } from './application-errors';
 import { SystemClock } from './clock';
 import { SYSTEM_AUTH } from './command-context';
-import { EventSourcedRepository } from './event-sourced-repository';
+import { EventSourcedRepository, toNewEvent } from './event-sourced-repository';
 
 // A remote store (EventStoreDB, here its gRPC double): reads and appends of concurrent commands
 // interleave, unlike the embedded store's synchronous ones.
@@ -167,5 +167,27 @@ describe('EventSourcedRepository on a remote event store', () => {
       }),
     );
     expect(await store.readStream(`user-${userId}`)).toHaveLength(2);
+  });
+});
+
+describe('toNewEvent', () => {
+  it('gives each event an id that sorts by the time it was made: the store indexes event ids', async () => {
+    const context = { actor: 'a-1', correlationId: 'c-1', auth: SYSTEM_AUTH };
+    const made = (age: number) =>
+      toNewEvent(
+        { type: 'UserPatched.v1', data: { userId: 'u-1', changes: { age }, modifiedon: 'x' } },
+        context,
+        new Date(),
+      ).id;
+    const ids: string[] = [];
+    for (let age = 0; age < 3; age++) {
+      ids.push(made(age));
+      // A millisecond apart: ids made within one sort in no particular order.
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    expect(new Set(ids).size).toBe(3);
+    expect([...ids].sort()).toEqual(ids);
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 });

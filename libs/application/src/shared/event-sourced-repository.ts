@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DomainEvent, unknownEventTypeReason, UnknownEventTypeError } from '@chronicle/domain';
 import { activeTraceParent, nameActiveSpan, traced } from '@chronicle/tracing';
@@ -11,6 +10,7 @@ import {
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
 import { ConcurrencyConflictError, PreconditionFailedError } from './application-errors';
+import { timeOrderedId } from './time-ordered-id';
 import { Clock } from './clock';
 import { CommandContext } from './command-context';
 
@@ -58,7 +58,7 @@ export function toDomainEvent<E extends DomainEvent>(event: RecordedEvent): E {
 
 export function toNewEvent(event: DomainEvent, context: CommandContext, now: Date): NewEvent {
   return {
-    id: randomUUID(),
+    id: timeOrderedId(),
     type: event.type,
     data: event.data as Record<string, unknown>,
     metadata: {

@@ -31,8 +31,23 @@ export interface SecurityEventData {
   overflow: boolean;
 }
 
+/**
+ * Why a Bearer token was refused: `invalid` (malformed, or its signature does not verify: nothing
+ * in it can be trusted), `expired`, or `revoked` (a later password reset or change, an ended
+ * session, an account that is gone).
+ */
+export type AccessTokenRejectionReason = 'invalid' | 'expired' | 'revoked';
+
+export interface AccessTokenRejectedData extends SecurityEventData {
+  reason: AccessTokenRejectionReason;
+  /** The token's id when its signature verified (expired, revoked), else null; never the token. */
+  tokenId: string | null;
+}
+
 /** A password check failed (Basic credentials). */
 export type LoginFailed = DomainEvent<'LoginFailed.v1', SecurityEventData>;
+/** A Bearer token was refused (401). */
+export type AccessTokenRejected = DomainEvent<'AccessTokenRejected.v1', AccessTokenRejectedData>;
 /** A password change named a wrong old password. */
 export type OldPasswordRejected = DomainEvent<'OldPasswordRejected.v1', SecurityEventData>;
 /** An authenticated account asked for a route its roles do not allow (admin and audit routes). */
@@ -45,7 +60,13 @@ export type ResetTokenRejected = DomainEvent<'ResetTokenRejected.v1', SecurityEv
 export type AuditRead = DomainEvent<'AuditRead.v1', SecurityEventData>;
 
 export type SecurityEvent =
-  LoginFailed | OldPasswordRejected | AccessForbidden | RateLimited | ResetTokenRejected | AuditRead;
+  | LoginFailed
+  | AccessTokenRejected
+  | OldPasswordRejected
+  | AccessForbidden
+  | RateLimited
+  | ResetTokenRejected
+  | AuditRead;
 export type SecurityEventType = SecurityEvent['type'];
 
 /** Security events live in a stream category of their own, one stream per UTC day. */

@@ -15,7 +15,8 @@ const SUPPORT_TABLES = `
 
 // No AUTOINCREMENT: a new rowid is max + 1, so rows of a rolled-back savepoint leave no gap.
 // The generated columns cost nothing to store; their indexes make one actor's or one
-// correlation's events one indexed query.
+// correlation's events one indexed query. Event and correlation ids sort by time (timeOrderedId),
+// so their indexes grow at the end instead of dirtying a random page per append.
 const EVENTS_TABLE = `
   CREATE TABLE events (
     position INTEGER PRIMARY KEY,

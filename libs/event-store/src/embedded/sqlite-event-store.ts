@@ -306,10 +306,21 @@ export class SqliteEventStore extends EventStore implements EventLog {
     }
     let cursor = options.after ? toSequence(options.after) : 0;
     let remaining = limit ?? Number.POSITIVE_INFINITY;
-    const types = options.eventTypes === undefined ? null : [...new Set(options.eventTypes)];
+    const { eventTypes, exceptTypes } = options;
+    if (eventTypes !== undefined && exceptTypes !== undefined) {
+      throw new RangeError('eventTypes and exceptTypes exclude each other');
+    }
+    const listed = eventTypes ?? exceptTypes;
+    const types = listed === undefined ? null : [...new Set(listed)];
+    const except = exceptTypes !== undefined;
     // One query per batch, not one open cursor: no snapshot is held while the caller is slow.
     while (remaining > 0) {
-      const { rows, scanned, more } = this.readPage(cursor, Math.min(this.readBatchSize, remaining), types);
+      const { rows, scanned, more } = this.readPage(
+        cursor,
+        Math.min(this.readBatchSize, remaining),
+        types,
+        except,
+      );
       cursor = scanned;
       for (const row of rows) yield toRecordedEvent(row);
       remaining -= rows.length;
@@ -435,9 +446,9 @@ export class SqliteEventStore extends EventStore implements EventLog {
   }
 
   /** @internal EventLog: readAll and subscriptions read the log through this. */
-  readPage(after: number, limit: number, types: readonly string[] | null): EventPage {
+  readPage(after: number, limit: number, types: readonly string[] | null, except = false): EventPage {
     this.assertOpen();
-    if (types === null) {
+    if (types === null || (except && types.length === 0)) {
       const rows = this.selectAfter.all(after, limit);
       return {
         rows,
@@ -451,7 +462,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
     const head = this.selectHead.get() ?? 0;
     const upTo = Math.min(head, after + this.filterWindow);
     if (upTo <= after || types.length === 0) return { rows: [], scanned: Math.max(after, upTo), more: false };
-    const rows = this.selectTypesAfter(types.length).all(after, upTo, ...types, limit);
+    const rows = this.selectTypesAfter(types.length, except).all(after, upTo, ...types, limit);
     const scanned = rows.length === limit ? rows[rows.length - 1][0] : upTo;
     return { rows, scanned, more: scanned < head };
   }
@@ -615,16 +626,20 @@ export class SqliteEventStore extends EventStore implements EventLog {
     return statement;
   }
 
-  /** The filtered read for `count` types: one prepared statement per count, made on first use. */
-  private selectTypesAfter(count: number): Database.Statement<unknown[], EventRow> {
-    let statement = this.typeFilters.get(count);
+  /**
+   * The filtered read for `count` types (or for every type but those): one prepared statement per
+   * count and kind, made on first use.
+   */
+  private selectTypesAfter(count: number, except: boolean): Database.Statement<unknown[], EventRow> {
+    const key = except ? -count : count;
+    let statement = this.typeFilters.get(key);
     if (statement === undefined) {
       statement = this.db.prepare<unknown[], EventRow>(
         `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ?` +
-          ` AND type IN (${Array(count).fill('?').join(', ')}) ORDER BY position LIMIT ?`,
+          ` AND type ${except ? 'NOT IN' : 'IN'} (${Array(count).fill('?').join(', ')}) ORDER BY position LIMIT ?`,
       );
       statement.raw();
-      this.typeFilters.set(count, statement);
+      this.typeFilters.set(key, statement);
     }
     return statement;
   }

@@ -354,10 +354,15 @@ export class EsdbEventStore extends EventStore {
     }
     let remaining = limit ?? Number.POSITIVE_INFINITY;
     if (remaining === 0) return;
+    const { eventTypes, exceptTypes } = options;
+    if (eventTypes !== undefined && exceptTypes !== undefined) {
+      throw new RangeError('eventTypes and exceptTypes exclude each other');
+    }
     // The client's $all read takes no filter: other types are skipped here.
-    const types = options.eventTypes === undefined ? null : new Set(options.eventTypes);
+    const types = eventTypes === undefined ? null : new Set(eventTypes);
+    const except = new Set(exceptTypes);
     for await (const event of this.readLog(options.after)) {
-      if (types !== null && !types.has(event.type)) continue;
+      if ((types !== null && !types.has(event.type)) || except.has(event.type)) continue;
       yield event;
       if (--remaining === 0) return;
     }

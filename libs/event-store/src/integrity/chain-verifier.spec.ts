@@ -1,3 +1,4 @@
+import { position } from '../position';
 import { verifyChain } from './chain-verifier';
 import { chainHash, type ChainLink, type ChainScope, GENESIS_HASH } from './history-chain';
 
@@ -41,6 +42,16 @@ describe('verifyChain', () => {
       expect(result).toMatchObject({ scope, events: 6, broken: null, sealMismatch: null });
       expect(result.head).toMatchObject({ position: '6', recordedAt: links[5].recordedAt });
       expect(result.head!.hash).toMatch(/^[0-9a-f]{64}$/);
+    });
+
+    it('walks up to a given position only: the head there, whatever follows', async () => {
+      const links = history(scope, 6);
+      const upToFour = await verifyChain(iterate(links.slice(0, 4)), scope);
+
+      const result = await verifyChain(iterate(links), scope, null, position(4));
+
+      expect(result).toEqual(upToFour);
+      expect(result).toMatchObject({ events: 4, head: { position: '4' } });
     });
 
     it('names the edited event', async () => {

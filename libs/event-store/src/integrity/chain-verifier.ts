@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { comparePositions, parsePosition, type Position } from '../position';
 import { chainHash, type ChainLink, type ChainScope, GENESIS_HASH } from './history-chain';
 
 /**
@@ -36,12 +37,14 @@ export interface ChainVerification {
  * Walks `links` (global order) and checks that each stored hash is the one its content and its
  * predecessor's hash give, stopping at the first that is not. With a `seal` (a head kept
  * elsewhere), the history must reach the sealed position with the sealed hash: a history cut short,
- * or rewritten up to there with hashes made anew, does not.
+ * or rewritten up to there with hashes made anew, does not. With `upTo`, the walk ends there (an
+ * export's head), whatever was appended since.
  */
 export async function verifyChain(
   links: AsyncIterable<ChainLink>,
   scope: ChainScope,
   seal: HistoryHead | null = null,
+  upTo: Position | null = null,
 ): Promise<ChainVerification> {
   const streams = new Map<string, { revision: number; hash: string }>();
   let last: ChainLink | null = null;
@@ -50,6 +53,7 @@ export async function verifyChain(
   let sealReached = false;
   let sealMismatch: string | null = null;
   for await (const link of links) {
+    if (upTo !== null && comparePositions(parsePosition(link.position) ?? upTo, upTo) > 0) break;
     events++;
     broken = linkBreak(scope, link, last, streams);
     if (broken !== null) break;

@@ -9,7 +9,7 @@ import {
 } from '../event-store.port';
 import { comparePositions, formatPosition, Position } from '../position';
 import { isStoreDamaged } from '../store-unavailable';
-import { CheckpointStore } from './checkpoint-store.port';
+import { CheckpointStore, ParkedMessage } from './checkpoint-store.port';
 
 /** Thrown by a handler when retrying cannot help (an SMTP 5xx, a decision that refuses): the message is parked at once. */
 export class PermanentFailure extends Error {
@@ -17,6 +17,26 @@ export class PermanentFailure extends Error {
     super(message, options);
     this.name = 'PermanentFailure';
   }
+}
+
+/** The record of `event` parked by `processor`: the processors' and a replay's, alike. */
+export function parkedMessage(
+  processor: string,
+  event: RecordedEvent,
+  reason: string,
+  attempts: number,
+): ParkedMessage {
+  return {
+    processor,
+    eventId: event.id,
+    stream: event.stream,
+    revision: event.revision,
+    type: event.type,
+    position: event.position,
+    reason,
+    attempts,
+    parkedAt: new Date().toISOString(),
+  };
 }
 
 /**
@@ -431,18 +451,7 @@ export class EventProcessor {
             stack,
           );
           await this.untilDone(
-            () =>
-              this.parking.park({
-                processor: this.name,
-                eventId: event.id,
-                stream: event.stream,
-                revision: event.revision,
-                type: event.type,
-                position: event.position,
-                reason: message,
-                attempts: attempt,
-                parkedAt: new Date().toISOString(),
-              }),
+            () => this.parking.park(parkedMessage(this.name, event, message, attempt)),
             `Parking ${what}`,
           );
           this.parkedCount++;

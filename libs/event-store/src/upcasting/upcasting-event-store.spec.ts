@@ -115,6 +115,16 @@ describe('UpcastingEventStore', () => {
     expect(shapes(events)).toEqual(expected);
   });
 
+  it('leaves out of readAll the older stored versions of a type left out, and keeps the others', async () => {
+    await inner.append('other-1', [event('Other.v1', {})], 'no_stream');
+    const kept: RecordedEvent[] = [];
+    for await (const recorded of store.readAll({ exceptTypes: ['Thing.v2'] })) kept.push(recorded);
+    expect(kept.map((e) => e.type)).toEqual(['Other.v1']);
+    const wanted: RecordedEvent[] = [];
+    for await (const recorded of store.readAll({ eventTypes: ['Thing.v2'] })) wanted.push(recorded);
+    expect(shapes(wanted)).toEqual(expected);
+  });
+
   it('upcasts subscriptions, history and live', async () => {
     const subscription = store.subscribeToAll();
     const seen: SubscriptionMessage[] = [];

@@ -73,12 +73,13 @@ export class UpcastingEventStore extends EventStore {
   }
 
   override async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
-    const { eventTypes } = options;
-    const read = this.inner.readAll(
-      eventTypes === undefined
-        ? options
-        : { ...options, eventTypes: this.registry.storedTypesOf(eventTypes) },
-    );
+    const { eventTypes, exceptTypes } = options;
+    // Older stored versions of a listed type are listed too: they are read as the newest.
+    const read = this.inner.readAll({
+      ...options,
+      ...(eventTypes === undefined ? {} : { eventTypes: this.registry.storedTypesOf(eventTypes) }),
+      ...(exceptTypes === undefined ? {} : { exceptTypes: this.registry.storedTypesOf(exceptTypes) }),
+    });
     for await (const event of read) yield this.registry.upcast(event);
   }
 

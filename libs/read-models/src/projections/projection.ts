@@ -9,7 +9,7 @@ export interface Projection {
   readonly name: string;
   /** The one collection it writes: what a rebuild of this projection alone swaps. */
   readonly collection: CollectionName;
-  /** Every event type project() makes changes of: a replay reads only these. */
+  /** Every event type project() makes changes of: a replay skips the known types no projection lists. */
   readonly eventTypes: readonly string[];
   project(event: RecordedEvent): DocumentChange[];
 }

@@ -8,7 +8,7 @@ import { ProjectionProcessor } from '../projection-processor';
 import { ALL_PROJECTIONS } from '../projections/all-projections';
 import { Projection } from '../projections/projection';
 import { ReadModelRebuilder, UnknownProjectionError } from './read-model-rebuilder';
-import { replayInto } from './replay';
+import { ParkedEvents, replayInto } from './replay';
 import { MemoryRebuildTarget } from './rebuild-target';
 
 const CHECKPOINT = 'read-models';
@@ -122,41 +122,88 @@ describe('ReadModelRebuilder on memory read models', () => {
     expect(await names()).toContain('stray');
   });
 
-  it('reads only the events its projections use, and still checkpoints at the head', async () => {
+  it('skips only the known types no projection uses; one it does not know is parked, and it checkpoints at the head', async () => {
     const reads = jest.spyOn(events, 'readAll');
+    const unknownId = randomUUID();
     await events.append(
       'sequence-other',
-      [{ id: randomUUID(), type: 'Unrelated.v1', data: {}, metadata }],
+      [
+        { id: randomUUID(), type: 'CustomerNumberAssigned.v1', data: {}, metadata },
+        { id: unknownId, type: 'Unrelated.v1', data: {}, metadata },
+      ],
       'no_stream',
     );
     const head = await events.headPosition();
     const target = new MemoryReadStore();
+    const parking = SqliteCheckpointStore.open(':memory:');
     try {
-      const replayed = await replayInto(events, target, ALL_PROJECTIONS, { checkpointName: CHECKPOINT });
+      const parked = new ParkedEvents(CHECKPOINT, parking);
+      const replayed = await replayInto(events, target, ALL_PROJECTIONS, {
+        checkpointName: CHECKPOINT,
+        parked,
+      });
 
-      expect(replayed).toEqual({ events: 3000, position: head });
+      expect(replayed).toEqual({ events: 3001, position: head });
       expect(await target.getCheckpoint(CHECKPOINT)).toEqual(head);
-      expect(reads.mock.calls[0][0]?.eventTypes).toEqual(
-        expect.arrayContaining(['CustomerRegistered.v1', 'UserRegistered.v2', 'UserPatched.v1']),
-      );
+      const except = reads.mock.calls[0][0]?.exceptTypes;
+      expect(except).toContain('CustomerNumberAssigned.v1');
+      for (const used of ['CustomerRegistered.v1', 'UserRegistered.v2', 'UserPatched.v1'])
+        expect(except).not.toContain(used);
+      expect(parked.summary()).toEqual({
+        count: 1,
+        first: [
+          expect.objectContaining({
+            eventId: unknownId,
+            type: 'Unrelated.v1',
+            reason: expect.stringContaining('Unrelated.v1 is not an event type this build knows'),
+          }),
+        ],
+      });
+      expect(await parking.parked(CHECKPOINT)).toEqual([
+        expect.objectContaining({ eventId: unknownId, type: 'Unrelated.v1', attempts: 1 }),
+      ]);
     } finally {
       reads.mockRestore();
+      await parking.close();
       await target.close();
     }
   });
 
-  it('leaves the live models untouched when the replay fails halfway', async () => {
-    let seen = 0;
+  it('parks an event a projection throws on, as the live processor does, and goes on', async () => {
     const failing: Projection = {
       name: 'failing',
       collection: 'customers',
       eventTypes: ['CustomerRegistered.v1'],
-      project: () => {
-        if (++seen === 1500) throw new Error('disk on fire');
+      project: (event) => {
+        if ((event.data as { customerId: number }).customerId === 1500) throw new Error('no such thing');
         return [];
       },
     };
-    await expect(rebuilder([...ALL_PROJECTIONS, failing]).rebuild()).rejects.toThrow('disk on fire');
+    const result = await rebuilder([...ALL_PROJECTIONS, failing]).rebuild();
+    expect(result.parked).toEqual({
+      count: 1,
+      first: [
+        expect.objectContaining({
+          stream: 'customer-1500',
+          reason: expect.stringContaining('no such thing'),
+        }),
+      ],
+    });
+    // Parked whole, as the live processor parks it: no projection applies a part of it.
+    expect(await names()).toHaveLength(2999);
+    expect(await names()).not.toContain('C1500');
+  });
+
+  it('leaves the live models untouched when the replay fails halfway', async () => {
+    const readAll = events.readAll.bind(events);
+    jest.spyOn(events, 'readAll').mockImplementation(async function* (options) {
+      let seen = 0;
+      for await (const event of readAll(options)) {
+        if (++seen === 2500) throw new Error('disk on fire');
+        yield event;
+      }
+    });
+    await expect(rebuilder().rebuild()).rejects.toThrow('disk on fire');
     expect(await names()).toContain('stray');
     expect(await names()).toHaveLength(3001);
   });
@@ -189,6 +236,12 @@ describe('ReadModelRebuilder on memory read models', () => {
       first: [{ id: 999_999, rebuilt: null }],
     });
     await rebuilder().rebuild();
-    expect(await rebuilder().verify()).toEqual({ differences: 0, documents: 3000, events: 3000, first: [] });
+    expect(await rebuilder().verify()).toEqual({
+      differences: 0,
+      documents: 3000,
+      events: 3000,
+      first: [],
+      parked: { count: 0, first: [] },
+    });
   });
 });

@@ -3,7 +3,7 @@ import { Projection } from '../projections/projection';
 import { ReadStore } from '../read-store.port';
 import { compareReadModels, Difference, recheck } from './compare-read-models';
 import { RebuildTarget } from './rebuild-target';
-import { Replayed, replayInto } from './replay';
+import { ParkedEvent, ParkedEvents, Replayed, replayInto } from './replay';
 
 export interface RebuildProgress {
   /** Events replayed so far. */
@@ -12,10 +12,18 @@ export interface RebuildProgress {
   fraction: number;
 }
 
+/** The events a replay could not project (the live processor parks the same ones), and the first few. */
+export interface ParkedSummary {
+  count: number;
+  first: ParkedEvent[];
+}
+
 export interface RebuildResult {
   events: number;
   seconds: number;
   eventsPerSecond: number;
+  /** Parked as the live processor parks them: `projections status` lists them. */
+  parked: ParkedSummary;
 }
 
 export interface VerifyResult {
@@ -25,6 +33,8 @@ export interface VerifyResult {
   events: number;
   /** The first differences, live document against replayed one. */
   first: Difference[];
+  /** Events the replay could not project: the read models cannot be shown to hold what they changed. */
+  parked: ParkedSummary;
 }
 
 export interface OperationOptions {
@@ -67,8 +77,9 @@ export class ReadModelRebuilder {
     /** The live projection runner's checkpoint. */
     private readonly checkpointName: string,
     /**
-     * The log's other consumers (sagas) and where they keep their checkpoints: one left beyond a
-     * wiped log is moved to the log's start, as they never saw any of its events.
+     * Where the processors keep their checkpoints and parked messages: a rebuild parks there what
+     * the live processor would park. And the log's other consumers (sagas, `names`): one left
+     * beyond a wiped log is moved to the log's start, as they never saw any of its events.
      */
     private readonly processors: { checkpoints: CheckpointStore; names: readonly string[] } | null = null,
   ) {}
@@ -84,18 +95,19 @@ export class ReadModelRebuilder {
         "The read models' checkpoint lies beyond the end of the event log: rebuild every projection, not one",
       );
     }
+    const parked = new ParkedEvents(this.checkpointName, this.processors?.checkpoints ?? null);
     const generation = await this.target.create('rebuild');
     let events: number;
     let replayed: Replayed;
     try {
-      replayed = await this.replay(generation, options, projections);
+      replayed = await this.replay(generation, options, projections, parked);
       options.signal?.throwIfAborted();
       events = replayed.events;
       events += await this.target.swapIn(
         generation,
         replayed.position,
         (store, after, checkpointName) =>
-          replayInto(this.eventStore, store, projections, { after, checkpointName }),
+          replayInto(this.eventStore, store, projections, { after, checkpointName, parked }),
         options.projection === undefined ? 'all' : projections.map((projection) => projection.collection),
       );
     } catch (error) {
@@ -107,6 +119,7 @@ export class ReadModelRebuilder {
       const tail = await replayInto(this.eventStore, this.target.live, this.projections, {
         after: replayed.position,
         checkpointName: this.checkpointName,
+        parked,
       });
       events += tail.events;
       if (tail.position !== null) {
@@ -122,13 +135,16 @@ export class ReadModelRebuilder {
       events,
       seconds: round(seconds, 3),
       eventsPerSecond: Math.round(events / Math.max(seconds, 1e-6)),
+      parked: parked.summary(),
     };
   }
 
   async verify(options: OperationOptions = {}): Promise<VerifyResult> {
+    // A verify changes nothing: it counts what it could not project, and parks none of it.
+    const parked = new ParkedEvents(this.checkpointName, null);
     const scratch = await this.target.create('verify');
     try {
-      let { events, position } = await this.replay(scratch, options, this.projections);
+      let { events, position } = await this.replay(scratch, options, this.projections, parked);
       const comparison = await compareReadModels(this.target.live, scratch);
       let differences = comparison.differences;
       // The live models keep following new events: a difference may only mean one side is a
@@ -139,6 +155,7 @@ export class ReadModelRebuilder {
         const tail = await replayInto(this.eventStore, scratch, this.projections, {
           after: position,
           checkpointName: this.checkpointName,
+          parked,
         });
         events += tail.events;
         position = tail.position;
@@ -150,6 +167,7 @@ export class ReadModelRebuilder {
         documents: comparison.documents,
         events,
         first: differences.slice(0, FIRST_DIFFERENCES),
+        parked: parked.summary(),
       };
     } finally {
       await this.target.discard(scratch);
@@ -178,10 +196,16 @@ export class ReadModelRebuilder {
     return named;
   }
 
-  private async replay(store: ReadStore, options: OperationOptions, projections: readonly Projection[]) {
+  private async replay(
+    store: ReadStore,
+    options: OperationOptions,
+    projections: readonly Projection[],
+    parked: ParkedEvents,
+  ) {
     const head = await this.eventStore.headPosition();
     return replayInto(this.eventStore, store, projections, {
       checkpointName: this.checkpointName,
+      parked,
       signal: options.signal,
       onBatch: (events, position) => options.onProgress?.({ events, fraction: fractionOf(position, head) }),
     });

@@ -11,7 +11,7 @@ export class VerifyHistoryHandler implements IQueryHandler<VerifyHistoryQuery, H
     private readonly config: ChronicleConfig,
   ) {}
 
-  async execute({ seal }: VerifyHistoryQuery): Promise<HistoryVerification> {
+  async execute({ seal, upTo }: VerifyHistoryQuery): Promise<HistoryVerification> {
     let signatureProblem: string | null = null;
     if (seal !== null) {
       const key = sealKey(this.config, false);
@@ -20,7 +20,7 @@ export class VerifyHistoryHandler implements IQueryHandler<VerifyHistoryQuery, H
     }
     // A seal of another key is not trusted to say where the history must reach.
     const trusted = signatureProblem === null ? seal : null;
-    const result = await verifyChain(this.store.readChain(), this.store.chainScope, trusted);
+    const result = await verifyChain(this.store.readChain(), this.store.chainScope, trusted, upTo);
     const sealProblem = signatureProblem ?? result.sealMismatch;
     return {
       ok: result.broken === null && sealProblem === null,

@@ -1,5 +1,5 @@
 import { Query } from '@nestjs/cqrs';
-import { ChainBreak, ChainScope, HistoryHead } from '@chronicle/event-store';
+import { ChainBreak, ChainScope, HistoryHead, Position } from '@chronicle/event-store';
 import { AuditSeal } from '../audit-seal';
 
 /** What `audit verify` prints (API.md "Command line"). */
@@ -15,9 +15,15 @@ export interface HistoryVerification {
   seal?: { position: string; valid: boolean; problem: string | null };
 }
 
-/** Walks the whole hash chain; with a seal, checks its signature and that the history holds it. */
+/**
+ * Walks the hash chain, the whole of it or up to `upTo` (an export's head); with a seal, checks its
+ * signature and that the history holds it.
+ */
 export class VerifyHistoryQuery extends Query<HistoryVerification> {
-  constructor(readonly seal: AuditSeal | null = null) {
+  constructor(
+    readonly seal: AuditSeal | null = null,
+    readonly upTo: Position | null = null,
+  ) {
     super();
   }
 }
