@@ -1,14 +1,13 @@
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   type EventStoreObserver,
-  type NewEvent,
   type SubscriptionMessage,
   WrongExpectedRevisionError,
 } from '../event-store.port';
+import { newEvent } from '../new-event.spec-helper';
 import { position } from '../position';
 import {
   DuplicateEventIdError,
@@ -16,18 +15,6 @@ import {
   SqliteEventStore,
   type SqliteEventStoreOptions,
 } from './sqlite-event-store';
-
-const newEvent = (type = 'Tested.v1', id: string = randomUUID()): NewEvent => ({
-  id,
-  type,
-  data: { value: id },
-  metadata: {
-    actor: 'system',
-    correlationId: 'c',
-    causationId: null,
-    occurredAt: '2026-01-01T00:00:00.000Z',
-  },
-});
 
 const kinds = (messages: SubscriptionMessage[]) =>
   messages.map((m) =>
