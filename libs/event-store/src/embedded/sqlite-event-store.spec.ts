@@ -201,6 +201,86 @@ describe('SqliteEventStore', () => {
     });
   });
 
+  describe('queryLog', () => {
+    it('says a page needs a positive whole limit', async () => {
+      const store = open();
+      for (const limit of [0, -1, 1.5]) {
+        await expect(store.queryLog({ limit })).rejects.toThrow(
+          new RangeError(`limit must be a positive integer, got ${limit}`),
+        );
+      }
+    });
+
+    it('answers an empty page, with no next, for no wanted type and for a since after the last event', async () => {
+      const store = open();
+      await store.append('query-1', [newEvent(), newEvent()], 'no_stream');
+      const [last] = (await store.readStream('query-1', { fromRevision: 1 })).map(
+        (event) => event.recordedAt,
+      );
+      const later = new Date(Date.parse(last) + 1).toISOString();
+
+      await expect(store.queryLog({ limit: 5, eventTypes: [] })).resolves.toEqual({ events: [], next: null });
+      await expect(store.queryLog({ limit: 5, since: later })).resolves.toEqual({ events: [], next: null });
+      await expect(store.queryLog({ limit: 5, since: last })).resolves.toMatchObject({ next: null });
+    });
+
+    it('gives a next position only when more matches lie beyond a full page, across filter windows', async () => {
+      const store = open({ filterWindow: 2 });
+      const events = [newEvent(), newEvent('Other.v1'), newEvent('Other.v1'), newEvent(), newEvent()];
+      await store.append('query-2', events, 'no_stream');
+
+      const positions = (events: { position: { commit: bigint } }[]) =>
+        events.map((e) => Number(e.position.commit));
+      const full = await store.queryLog({ limit: 3, eventTypes: ['Tested.v1'] });
+      expect([positions(full.events), full.next]).toEqual([[1, 4, 5], null]);
+      const first = await store.queryLog({ limit: 2, eventTypes: ['Tested.v1'] });
+      expect([positions(first.events), first.next]).toEqual([[1, 4], position(4)]);
+      const rest = await store.queryLog({ limit: 2, eventTypes: ['Tested.v1'], after: first.next! });
+      expect([positions(rest.events), rest.next]).toEqual([[5], null]);
+      const byActor = await store.queryLog({ limit: 4, actor: 'system' });
+      expect([positions(byActor.events), byActor.next]).toEqual([[1, 2, 3, 4], position(4)]);
+    });
+  });
+
+  describe('head, ping and chain', () => {
+    it('has no head before the first event', async () => {
+      const store = open();
+      await expect(store.headPosition()).resolves.toBeNull();
+      await store.append('head-1', [newEvent(), newEvent()], 'no_stream');
+      await expect(store.headPosition()).resolves.toEqual(position(2));
+    });
+
+    it('answers ping with why the file cannot be written, until it can again', async () => {
+      const store = open();
+      const db = raw();
+      db.exec(
+        "CREATE TRIGGER probe_full BEFORE INSERT ON write_probe BEGIN SELECT RAISE(ABORT, 'disk full'); END;" +
+          "CREATE TRIGGER probe_full_again BEFORE UPDATE ON write_probe BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+      );
+
+      await expect(store.ping()).rejects.toMatchObject({
+        message: 'events.db cannot be written: SQLITE_CONSTRAINT_TRIGGER: disk full',
+        cause: { code: 'SQLITE_CONSTRAINT_TRIGGER', message: 'disk full' },
+      });
+
+      db.exec('DROP TRIGGER probe_full; DROP TRIGGER probe_full_again');
+      db.close();
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    it('reads the whole chain in order across batches', async () => {
+      const store = open({ readBatchSize: 2 });
+      await store.append(
+        'chain-1',
+        [newEvent(), newEvent(), newEvent(), newEvent(), newEvent()],
+        'no_stream',
+      );
+      const links: string[] = [];
+      for await (const link of store.readChain()) links.push(link.position);
+      expect(links).toEqual(['1', '2', '3', '4', '5']);
+    });
+  });
+
   describe('group commit', () => {
     it('counts only commits that wrote something: closing with nothing pending commits nothing', async () => {
       const committed: number[] = [];
