@@ -132,7 +132,7 @@ describe('SqliteEventStore', () => {
       const store = open();
       const db = raw();
       db.exec(
-        "CREATE TRIGGER refuse_poison BEFORE INSERT ON events WHEN NEW.type = 'Poison.v1' BEGIN SELECT RAISE(ABORT, 'poison refused'); END",
+        "CREATE TRIGGER refuse_poison BEFORE INSERT ON events WHEN NEW.type = 'Poison.v1' BEGIN SELECT RAISE(ABORT, 'poison refused, whatever its events.id'); END",
       );
       db.close();
 
@@ -144,7 +144,7 @@ describe('SqliteEventStore', () => {
       expect(poisoned.status).toBe('rejected');
       const error = (poisoned as PromiseRejectedResult).reason as Error & { code?: string };
       expect(error).not.toBeInstanceOf(DuplicateEventIdError);
-      expect(error.message).toBe('poison refused');
+      expect(error.message).toBe('poison refused, whatever its events.id');
       expect(error.code).toBe('SQLITE_CONSTRAINT_TRIGGER');
       expect(healthy.status).toBe('fulfilled');
       expect(store.stats().commits).toBe(1);
