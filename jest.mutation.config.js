@@ -15,5 +15,6 @@ const extra = {
 module.exports = {
   ...common,
   testTimeout: 30_000,
+  testSequencer: '<rootDir>/jest.mutation-sequencer.js',
   testMatch: [...testMatch, ...(extra[process.env.MUTATION_LIB] ?? [])],
 };

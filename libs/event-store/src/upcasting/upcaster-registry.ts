@@ -30,10 +30,6 @@ export class UpcasterRegistry {
     }
   }
 
-  get isEmpty(): boolean {
-    return this.byType.size === 0;
-  }
-
   /** The stored types that read as one of `types`: each of them still current, and their older versions. */
   storedTypesOf(types: readonly string[]): string[] {
     const wanted = new Set(types);

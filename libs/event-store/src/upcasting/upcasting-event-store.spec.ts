@@ -158,4 +158,15 @@ describe('UpcastingEventStore', () => {
     expect(await store.headPosition()).toEqual(await inner.headPosition());
     await expect(store.ping()).resolves.toBeUndefined();
   });
+
+  it('reads the older stored versions of a wanted type too, upcast, in readAll and queryLog', async () => {
+    await inner.append('other-1', [event('Other.v1', {})], 'no_stream');
+    const events: RecordedEvent[] = [];
+    for await (const recorded of store.readAll({ eventTypes: ['Thing.v2'] })) events.push(recorded);
+    expect(shapes(events)).toEqual(expected);
+
+    const page = await store.queryLog({ limit: 10, eventTypes: ['Thing.v2'] });
+    expect(shapes(page.events)).toEqual(expected);
+    expect(page.next).toBeNull();
+  });
 });

@@ -1,0 +1,73 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { newEvent } from '../new-event.spec-helper';
+import { BackupCheckError, checkDatabase, copyLiveDatabase, summarizeEventStore } from './sqlite-backup';
+import { EVENTS_FILE, readStoreId, SqliteEventStore } from './sqlite-event-store';
+
+describe('SQLite backup checks', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sqlite-backup-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('copies a store that is open and being written, and summarizes the copy', async () => {
+    const store = SqliteEventStore.open(dir);
+    await store.append('copied-1', [newEvent(), newEvent()], 'no_stream');
+    const copy = join(dir, 'copy.db');
+
+    copyLiveDatabase(join(dir, EVENTS_FILE), copy);
+    await store.append('copied-1', [newEvent()], 1);
+    await store.close();
+
+    expect(() => checkDatabase(copy)).not.toThrow();
+    expect(summarizeEventStore(copy)).toEqual({ storeId: readStoreId(dir), position: '2', events: 2 });
+  });
+
+  it('summarizes a store with no events', async () => {
+    await SqliteEventStore.open(dir).close();
+    expect(summarizeEventStore(join(dir, EVENTS_FILE))).toEqual({
+      storeId: readStoreId(dir),
+      position: null,
+      events: 0,
+    });
+  });
+
+  it('says why a file is not a sound event store', () => {
+    const missing = join(dir, 'missing.db');
+    const text = join(dir, 'text.db');
+    writeFileSync(text, 'not a database, but long enough to have a header of sorts. '.repeat(20));
+    const other = join(dir, 'other.db');
+    const db = new Database(other);
+    db.exec('CREATE TABLE notes (text TEXT)');
+    db.close();
+    const anonymous = join(dir, 'anonymous.db');
+    const withoutId = new Database(anonymous);
+    withoutId.exec('CREATE TABLE store_identity (id INTEGER PRIMARY KEY, store_id TEXT NOT NULL)');
+    withoutId.close();
+
+    const failure = (check: () => unknown) => {
+      try {
+        check();
+      } catch (error) {
+        expect(error).toBeInstanceOf(BackupCheckError);
+        expect((error as Error).name).toBe('BackupCheckError');
+        return (error as Error).message;
+      }
+      throw new Error('no failure');
+    };
+    expect(failure(() => checkDatabase(missing))).toBe(
+      `${missing}: cannot be opened as missing.db: unable to open database file`,
+    );
+    expect(failure(() => checkDatabase(text))).toBe(
+      `${text}: SQLite's integrity check failed: file is not a database`,
+    );
+    expect(failure(() => summarizeEventStore(other))).toBe(
+      `${other}: is not an event store: no such table: store_identity`,
+    );
+    expect(failure(() => summarizeEventStore(anonymous))).toBe(`${anonymous}: records no store identity`);
+  });
+});
