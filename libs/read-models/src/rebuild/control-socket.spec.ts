@@ -193,6 +193,9 @@ describe('projections control socket', () => {
       ['a projection with verify', '{"command":"verify","projection":"users"}\n'],
       ['a projection with status', '{"command":"status","projection":"users"}\n'],
       ['a projection that is not a string', '{"command":"rebuild","projection":7}\n'],
+      ['an empty line', '\n'],
+      // Past 1,024 bytes with no line end: refused whole, not read as the JSON before its last byte.
+      ['a long line with no end', `{"command":"status"}${' '.repeat(1080)}x`],
       // Never its end: the server stops reading past 1,024 bytes.
       ['a line longer than a request can be', `{"command":"status","padding":"${'x'.repeat(1100)}`],
     ])('refuses %s, running nothing', async (_, request) => {
@@ -322,9 +325,11 @@ describe('projections control socket', () => {
       const first = runOnRunningServers(dataDir, 'rebuild');
       await rebuilder.started.promise;
 
-      await expect(runOnRunningServers(dataDir, 'verify')).rejects.toEqual(
+      const busy = runOnRunningServers(dataDir, 'verify');
+      await expect(busy).rejects.toEqual(
         new ControlCommandError('busy', 'A rebuild or verify is already running on this server'),
       );
+      await expect(busy).rejects.toMatchObject({ code: 'busy' });
       expect(await runOnRunningServers(dataDir, 'status')).toEqual([{ lag: 0 }]);
       expect(rebuilder.calls).toHaveLength(1);
 

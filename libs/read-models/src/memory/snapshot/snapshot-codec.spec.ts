@@ -278,9 +278,9 @@ describe('the snapshot file format', () => {
     expect(decoded.image.userCount).toBe(0);
   });
 
-  it('writes and reads back users beyond one chunk of 5,000, in order', async () => {
+  it('writes and reads back users filling two chunks of 5,000 exactly, in order', async () => {
     const store = new MemoryReadStore();
-    const ids = Array.from({ length: 10_001 }, (_, i) => `u-${String(i).padStart(5, '0')}`);
+    const ids = Array.from({ length: 10_000 }, (_, i) => `u-${String(i).padStart(5, '0')}`);
     await store.applyBatch(
       ids.map((id, i) => ({ collection: 'users', id, position: position(i + 1), set: { name: id } })),
       { projection: 'read-models', position: position(ids.length) },
@@ -288,7 +288,7 @@ describe('the snapshot file format', () => {
 
     const decoded = await decodeSnapshot(source(await encode(store)));
 
-    expect(decoded.image.userCount).toBe(10_001);
+    expect(decoded.image.userCount).toBe(10_000);
     expect([...decoded.image.users].map(([id]) => id)).toEqual(ids);
   });
 
@@ -421,6 +421,29 @@ describe('the snapshot file format', () => {
   ])('rejects %s that is not a decimal', async (_, change, shown) => {
     const { header, body } = split(file);
     expect(await rejection(assemble(change(header), body))).toBe(`it holds a malformed position ${shown}`);
+  });
+
+  it.each([
+    ['x9', 'x9'],
+    ['a prepare past 20 digits', '1'.repeat(21)],
+  ])('rejects a checkpoint prepare %s', async (_, prepare) => {
+    const { header, body } = split(file);
+    const changed = { ...header, checkpoints: [['read-models', '9', prepare]] };
+    expect(await rejection(assemble(changed, body))).toBe(`it holds a malformed position 9:${prepare}`);
+  });
+
+  it('reads a header of 64 MiB exactly (the most there can be)', async () => {
+    const prefix = Buffer.alloc(12);
+    Buffer.from('CHRNSNAP', 'latin1').copy(prefix);
+    prefix.writeUInt32LE(64 * 1024 * 1024, 8);
+    const huge = {
+      size: 2 ** 30,
+      read: (into: Uint8Array, offset: number) => {
+        if (offset === 0) into.set(prefix);
+        return Promise.resolve();
+      },
+    };
+    await expect(decodeSnapshot(huge)).rejects.toThrow(new SnapshotRejectedError('its header is not JSON'));
   });
 
   it('reads a position of 20 digits', async () => {
