@@ -1,8 +1,8 @@
 /**
  * Jest for Stryker (stryker.config.mjs): one project, not the multi-project file, as Stryker's
  * per-test coverage hooks the root config. The unit specs cover every library; the embedded
- * event store and the attempt counters also need their contract suites, where most of their rules
- * are tested.
+ * event store, the attempt counters and the memory read store also need their contract suites,
+ * where most of their rules are tested.
  */
 const [unit] = require('./jest.config.js').projects;
 
@@ -10,11 +10,28 @@ const { displayName: _name, testMatch, ...common } = unit;
 const extra = {
   'event-store': ['<rootDir>/test/contract/event-store.embedded.spec.ts'],
   auth: ['<rootDir>/test/contract/attempt-counters.spec.ts'],
+  'read-models': ['<rootDir>/test/contract/read-store.memory.spec.ts'],
 };
+
+/**
+ * Only the library's own specs: the read models are imported through their index by specs all
+ * over the repository (the CLI's, the auth's), and jest's related-tests search then loaded some
+ * twenty of them, with their module graphs, for every mutant, to run none of their tests.
+ */
+const own = {
+  'read-models': ['<rootDir>/libs/read-models/**/*.spec.ts'],
+};
+
+/**
+ * Below Stryker's own limit (1.5 times the tests' time, plus 5 s, plus the run's overhead): a
+ * mutant that leaves a test waiting forever fails it here, instead of Stryker killing the runner
+ * and starting another, which costs more than the wait on two shared cores.
+ */
+const timeouts = { 'read-models': 10_000 };
 
 module.exports = {
   ...common,
-  testTimeout: 30_000,
+  testTimeout: timeouts[process.env.MUTATION_LIB] ?? 30_000,
   testSequencer: '<rootDir>/jest.mutation-sequencer.js',
-  testMatch: [...testMatch, ...(extra[process.env.MUTATION_LIB] ?? [])],
+  testMatch: [...(own[process.env.MUTATION_LIB] ?? testMatch), ...(extra[process.env.MUTATION_LIB] ?? [])],
 };

@@ -88,7 +88,7 @@ describe('openEventStore and openCheckpointStore', () => {
   it('open EventStoreDB when EVENTSTORE_URL is set, with the checkpoints in a file of their own', async () => {
     const config = parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: 'esdb://127.0.0.1:1?tls=false' });
 
-    const store = openEventStore(config);
+    const store = await openEventStore(config);
     const checkpoints = await openCheckpointStore(config);
 
     expect(store).toBeInstanceOf(UpcastingEventStore);

@@ -211,3 +211,122 @@ describe('canonicalTimestamp', () => {
     expect(canonicalTimestamp(text)).toBeNull();
   });
 });
+
+describe('CustomerColumns images', () => {
+  function filled(): CustomerColumns {
+    const columns = new CustomerColumns();
+    columns.apply(3, position(1), {
+      name: 'Three',
+      email: 'three@example.com',
+      createdon: '2026-01-01T00:00:00.000Z',
+    });
+    columns.apply(1, { commit: 5n, prepare: 4n }, { name: 'One', createdon: 'not a date' });
+    // A second write of customer 3's text leaves its first one behind as garbage.
+    columns.apply(3, position(6), { name: 'Drei' });
+    return columns;
+  }
+
+  it('shows its rows, text heap, prepares and irregular timestamps as they are', () => {
+    const image = filled().image();
+
+    expect(image.rows).toBe(2);
+    expect([...image.ids]).toEqual([1, 3]);
+    expect([...image.commits]).toEqual([5n, 6n]);
+    expect(image.created[0]).toBeNaN();
+    expect(image.created[1]).toBe(Date.UTC(2026, 0, 1));
+    expect([...image.nameBytes]).toEqual([3, 4]);
+    expect(image.emailBytes[0]).toBe(0xffffffff);
+    expect(image.emailBytes[1]).toBe(17);
+    for (const column of [image.ids, image.created, image.commits, image.textStart, image.nameBytes]) {
+      expect(column).toHaveLength(2);
+    }
+    // The first record of 3, then 1's, then 3's second.
+    expect(Buffer.from(image.heap).toString('utf8')).toBe('Threethree@example.comOneDreithree@example.com');
+    expect([...image.textStart]).toEqual([22, 25]);
+    expect(image.prepares).toEqual([[1, '4']]);
+    expect(image.irregularCreated).toEqual([[1, 'not a date']]);
+  });
+
+  it('is read back into columns that read, render and apply as the original', () => {
+    const original = filled();
+    const restored = CustomerColumns.fromImage(original.image());
+
+    expect(restored.size).toBe(2);
+    expect(readAll(restored)).toEqual(readAll(original));
+    expect(restored.renderJson(0, 2).toString()).toBe(original.renderJson(0, 2).toString());
+    // Positions, prepares included, still guard.
+    expect(restored.apply(1, { commit: 5n, prepare: 4n }, { name: 'x' })).toBe(false);
+    expect(restored.apply(1, { commit: 5n, prepare: 5n }, { name: 'Uno' })).toBe(true);
+    expect(restored.apply(2, position(7), { name: 'Two' })).toBe(true);
+    expect(readAll(restored).map((doc) => doc.name)).toEqual(['Uno', 'Two', 'Drei']);
+  });
+
+  it('counts the garbage it takes over, so that the heap is compacted, not doubled, when it fills', () => {
+    const columns = new CustomerColumns();
+    // 20 KB of live text written three times: two thirds of the heap are garbage.
+    for (const letter of ['a', 'b', 'c']) {
+      for (let id = 0; id < 20; id++)
+        columns.apply(id, position(letter.charCodeAt(0) * 100 + id), {
+          name: letter.repeat(1000),
+        });
+    }
+    expect(columns.image().heap.byteLength).toBe(60_000);
+    const image = columns.image();
+    const restored = CustomerColumns.fromImage({ ...image, heap: image.heap.slice() });
+
+    restored.apply(100, position(50_000), { name: 'd'.repeat(10_000) });
+
+    // Compacted to the 20 KB of live text, then the new name: not 70 KB.
+    expect(restored.image().heap.byteLength).toBe(30_000);
+    expect(readAll(restored).map((doc) => doc.name)).toEqual([
+      ...Array.from({ length: 20 }, () => 'c'.repeat(1000)),
+      'd'.repeat(10_000),
+    ]);
+  });
+
+  it('grows the columns of an image that holds no rows', () => {
+    const restored = CustomerColumns.fromImage(new CustomerColumns().image());
+    for (let id = 1; id <= 1500; id++) restored.apply(id, position(id), { name: `n${id}` });
+    expect(restored.size).toBe(1500);
+    expect(restored.read(1499)).toEqual({ id: 1500, name: 'n1500' });
+  });
+
+  it.each([
+    [
+      'columns of different lengths',
+      (image: ReturnType<CustomerColumns['image']>) => ({ ...image, created: image.created.subarray(0, 1) }),
+      'Customer columns differ in length',
+    ],
+    [
+      'ids out of order',
+      (image: ReturnType<CustomerColumns['image']>) => ({ ...image, ids: Float64Array.from([3, 1]) }),
+      'Customer ids out of order at row 1',
+    ],
+    [
+      'an id twice',
+      (image: ReturnType<CustomerColumns['image']>) => ({ ...image, ids: Float64Array.from([3, 3]) }),
+      'Customer ids out of order at row 1',
+    ],
+    [
+      'an id that is not an integer',
+      (image: ReturnType<CustomerColumns['image']>) => ({ ...image, ids: Float64Array.from([0.5, 3]) }),
+      'Customer ids out of order at row 0',
+    ],
+    [
+      'text beyond the heap',
+      (image: ReturnType<CustomerColumns['image']>) => ({
+        ...image,
+        heap: image.heap.subarray(0, image.heap.byteLength - 1),
+      }),
+      'Customer 3: text beyond the heap',
+    ],
+  ])('refuses %s', (_, damage, message) => {
+    expect(() => CustomerColumns.fromImage(damage(filled().image()))).toThrow(new RangeError(message));
+  });
+
+  it('takes a text that ends exactly at the end of the heap', () => {
+    const image = filled().image();
+    expect(() => CustomerColumns.fromImage(image)).not.toThrow();
+    expect(image.textStart[1] + image.nameBytes[1] + image.emailBytes[1]).toBe(image.heap.byteLength);
+  });
+});

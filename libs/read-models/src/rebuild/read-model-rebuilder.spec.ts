@@ -9,7 +9,8 @@ import { ALL_PROJECTIONS } from '../projections/all-projections';
 import { Projection } from '../projections/projection';
 import { ReadModelRebuilder, UnknownProjectionError } from './read-model-rebuilder';
 import { ParkedEvents, replayInto } from './replay';
-import { MemoryRebuildTarget } from './rebuild-target';
+import { MemoryRebuildTarget, RebuildTarget } from './rebuild-target';
+import { ReadStore } from '../read-store.port';
 
 const CHECKPOINT = 'read-models';
 const metadata = {
@@ -52,7 +53,9 @@ describe('ReadModelRebuilder on memory read models', () => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'chronicle-rebuild-'));
     events = SqliteEventStore.open(dir, { pollIntervalMs: 5 });
-    for (let id = 1; id <= 3000; id++) await register(id);
+    // Appended together, so that group commit writes them in a few transactions, not 3,000
+    // fsyncs: the store still gives them positions in this order.
+    await Promise.all(Array.from({ length: 3000 }, (_, index) => register(index + 1)));
     live = new MemoryReadStore();
     runner = new ProjectionProcessor(events, live, ALL_PROJECTIONS, {
       checkpointName: CHECKPOINT,
@@ -243,5 +246,229 @@ describe('ReadModelRebuilder on memory read models', () => {
       first: [],
       parked: { count: 0, first: [] },
     });
+  });
+});
+
+describe('ReadModelRebuilder, in detail', () => {
+  let dir: string;
+  let events: SqliteEventStore;
+  let live: MemoryReadStore;
+  let checkpoints: SqliteCheckpointStore;
+
+  const register = (id: number) =>
+    events.append(
+      `customer-${id}`,
+      [
+        {
+          id: randomUUID(),
+          type: 'CustomerRegistered.v1',
+          data: {
+            customerId: id,
+            name: `C${id}`,
+            email: `c${id}@example.com`,
+            createdon: metadata.occurredAt,
+          },
+          metadata,
+        },
+      ],
+      'no_stream',
+    );
+  const rebuilder = (processors: ConstructorParameters<typeof ReadModelRebuilder>[4] = null) =>
+    new ReadModelRebuilder(
+      events,
+      new MemoryRebuildTarget(live, CHECKPOINT),
+      ALL_PROJECTIONS,
+      CHECKPOINT,
+      processors,
+    );
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'chronicle-rebuild-detail-'));
+    events = SqliteEventStore.open(dir);
+    checkpoints = SqliteCheckpointStore.open(':memory:');
+    await Promise.all([1, 2, 3].map(register));
+    live = new MemoryReadStore();
+    await replayInto(events, live, ALL_PROJECTIONS, {
+      checkpointName: CHECKPOINT,
+      parked: new ParkedEvents(CHECKPOINT, null),
+    });
+  });
+
+  afterEach(async () => {
+    await checkpoints.close();
+    await events.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names the projections there are when asked for one that is not', async () => {
+    const refused = rebuilder().rebuild({ projection: 'orders' });
+    await expect(refused).rejects.toThrow(new UnknownProjectionError('orders', ['customers', 'users']));
+    await expect(refused).rejects.toMatchObject({
+      name: 'UnknownProjectionError',
+      code: 'unknown-projection',
+      message: 'No projection is named "orders"; the projections are customers, users',
+    });
+  });
+
+  it('reports the events replayed, the time taken and the rate, and its progress to the end', async () => {
+    const clock = jest
+      .spyOn(process.hrtime, 'bigint')
+      .mockReturnValueOnce(5_000_000_000n)
+      .mockReturnValueOnce(6_234_567_890n);
+    const progress: { events: number; fraction: number }[] = [];
+    try {
+      const result = await rebuilder().rebuild({ onProgress: (each) => progress.push(each) });
+
+      expect(result).toEqual({
+        events: 3,
+        seconds: 1.235,
+        eventsPerSecond: 2,
+        parked: { count: 0, first: [] },
+      });
+      expect(progress).toEqual([{ events: 3, fraction: 1 }]);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('rates a rebuild that took no measurable time by a microsecond', async () => {
+    const clock = jest.spyOn(process.hrtime, 'bigint').mockReturnValue(7n);
+    try {
+      expect(await rebuilder().rebuild()).toEqual({
+        events: 3,
+        seconds: 0,
+        eventsPerSecond: 3_000_000,
+        parked: { count: 0, first: [] },
+      });
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('reports no progress and no events for an empty log', async () => {
+    await events.close();
+    rmSync(dir, { recursive: true, force: true });
+    dir = mkdtempSync(join(tmpdir(), 'chronicle-rebuild-detail-'));
+    events = SqliteEventStore.open(dir);
+    live = new MemoryReadStore();
+    const progress: unknown[] = [];
+
+    expect((await rebuilder().rebuild({ onProgress: (each) => progress.push(each) })).events).toBe(0);
+    expect(progress).toEqual([]);
+    expect(await live.getCheckpoint(CHECKPOINT)).toBeNull();
+  });
+
+  describe('with the live checkpoint beyond the end of the log (the log was wiped)', () => {
+    beforeEach(async () => {
+      await live.applyBatch([], { projection: CHECKPOINT, position: position(1_000_000) });
+    });
+
+    it('refuses to rebuild one projection', async () => {
+      await expect(rebuilder().rebuild({ projection: 'customers' })).rejects.toThrow(
+        "The read models' checkpoint lies beyond the end of the event log: rebuild every projection, not one",
+      );
+      expect(await live.getCheckpoint(CHECKPOINT)).toEqual(position(1_000_000));
+    });
+
+    it('rebuilds every projection, leaving the checkpoint at the end of the log, and moves other consumers beyond it to its start', async () => {
+      // A target that swaps in whatever the live models hold, as MongoDB's renames do: the
+      // in-memory one refuses a generation behind its live checkpoint (in memory, a live
+      // checkpoint never outlives the log it was read from).
+      const swapped: ReadStore[] = [];
+      const target: RebuildTarget = {
+        live,
+        create: () => Promise.resolve(new MemoryReadStore()),
+        swapIn: async (generation, after, catchUp) => {
+          swapped.push(generation);
+          return (await catchUp(live, after, 'rebuild-catch-up')).events;
+        },
+        discard: (generation) => generation.close(),
+      };
+      await checkpoints.store('saga:beyond', position(2_000_000));
+      const head = await events.headPosition();
+      await checkpoints.store('saga:within', head!);
+
+      const result = await new ReadModelRebuilder(events, target, ALL_PROJECTIONS, CHECKPOINT, {
+        checkpoints,
+        names: ['saga:beyond', 'saga:within', 'saga:never'],
+      }).rebuild();
+
+      expect(result.events).toBe(3);
+      expect(swapped).toHaveLength(1);
+      expect(await live.getCheckpoint(CHECKPOINT)).toEqual(head);
+      expect(await checkpoints.load('saga:beyond')).toEqual(position(0));
+      expect(await checkpoints.load('saga:within')).toEqual(head);
+      expect(await checkpoints.load('saga:never')).toBeNull();
+    });
+  });
+
+  it('leaves other consumers alone when the live checkpoint is within the log', async () => {
+    await checkpoints.store('saga:beyond', position(2_000_000));
+    await rebuilder({ checkpoints, names: [] }).rebuild();
+    expect(await checkpoints.load('saga:beyond')).toEqual(position(2_000_000));
+  });
+
+  it('verifies: the differences that remain after the live models catch up, the first ten of them', async () => {
+    // Twelve documents only the live models have, and one the live models lack.
+    await live.applyBatch(
+      Array.from({ length: 12 }, (_, i) => ({
+        collection: 'customers' as const,
+        id: 100 + i,
+        position: position(1),
+        set: { name: 'stray' },
+      })),
+      { projection: 'other', position: position(1) },
+    );
+    await register(4);
+
+    const catchingUp = replayInto(events, live, ALL_PROJECTIONS, {
+      after: await live.getCheckpoint(CHECKPOINT),
+      checkpointName: CHECKPOINT,
+      parked: new ParkedEvents(CHECKPOINT, null),
+    });
+    const verified = await rebuilder().verify();
+    await catchingUp;
+
+    expect(verified.differences).toBe(12);
+    expect(verified.documents).toBe(16);
+    expect(verified.events).toBe(4);
+    expect(verified.first).toHaveLength(10);
+    expect(verified.first[0]).toEqual({
+      collection: 'customers',
+      id: 100,
+      live: { id: 100, name: 'stray' },
+      rebuilt: null,
+    });
+  });
+
+  it('verifies without reading each document again past 10,000 differences', async () => {
+    await live.applyBatch(
+      Array.from({ length: 10_001 }, (_, i) => ({
+        collection: 'customers' as const,
+        id: 100 + i,
+        position: position(1),
+        set: { name: 'stray' },
+      })),
+      { projection: 'other', position: position(1) },
+    );
+    const getUser = jest.spyOn(live, 'listCustomers');
+
+    const verified = await rebuilder().verify();
+
+    expect(verified.differences).toBe(10_001);
+    expect(getUser).not.toHaveBeenCalled();
+  });
+
+  it('throws the scratch copy away, whatever the outcome', async () => {
+    const target = new MemoryRebuildTarget(live, CHECKPOINT);
+    const discard = jest.spyOn(target, 'discard');
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    const verifier = new ReadModelRebuilder(events, target, ALL_PROJECTIONS, CHECKPOINT);
+
+    await expect(verifier.verify({ signal: controller.signal })).rejects.toThrow('stop');
+    expect(discard).toHaveBeenCalledTimes(1);
+    await verifier.verify();
+    expect(discard).toHaveBeenCalledTimes(2);
   });
 });
