@@ -40,9 +40,9 @@ module.exports = {
   ],
   coverageReporters: ['text-summary', 'json-summary'],
   // A little below the figures reached: raise them, never lower them. Lowered once, in session 5
-  // (from 90/83/89/92; reached 89.4, 80.7, 88.2, 91.1): the sagas moved to a worker thread and the
-  // CLI's new audit, backup and users commands run as child processes, where jest does not count.
-  coverageThreshold: { global: { statements: 89, branches: 80, functions: 87.5, lines: 90.5 } },
+  // (the sagas moved to a worker thread, the CLI's new commands run as child processes, where jest
+  // does not count); raised in session 6 to just below what it reached (90.96, 83.42, 89.45, 92.46).
+  coverageThreshold: { global: { statements: 90.5, branches: 83, functions: 89, lines: 92 } },
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     {

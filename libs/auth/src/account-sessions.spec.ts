@@ -104,6 +104,8 @@ describe('AccountSessions', () => {
   };
 
   beforeEach(() => {
+    // The processor's progress lines ("Caught up after ...") say nothing a test checks.
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     dir = mkdtempSync(join(tmpdir(), 'account-sessions-'));
     store = SqliteEventStore.open(dir, { pollIntervalMs: 5 });
     clock = new FixedClock(Date.parse('2026-11-22T09:00:00.000Z'));

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { Logger } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
 import { ChronicleMetrics } from './chronicle-metrics';
 import { MetricsServer } from './metrics-server';
@@ -12,6 +13,15 @@ const freePort = () =>
   });
 
 describe('MetricsServer', () => {
+  // Its log lines are asserted where they matter, never printed.
+  let logged: jest.SpyInstance;
+  let failed: jest.SpyInstance;
+  beforeEach(() => {
+    logged = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    failed = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  });
+  afterEach(() => jest.restoreAllMocks());
+
   it('listens on METRICS_PORT: /metrics, added routes, 404, 405, and 500 for a failing route', async () => {
     const port = await freePort();
     const metrics = new ChronicleMetrics();
@@ -33,6 +43,8 @@ describe('MetricsServer', () => {
       expect(post.status).toBe(405);
       expect(post.headers.get('allow')).toBe('GET, HEAD');
       expect((await fetch(`${url}/broken`)).status).toBe(500);
+      expect(failed).toHaveBeenCalledWith('/broken failed: boom');
+      expect(logged).toHaveBeenCalledWith(`Metrics listening on port ${port}`);
     } finally {
       await server.onApplicationShutdown();
     }
