@@ -21,30 +21,28 @@ const metadata = {
 };
 const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
+/** Registers customer `id` in its own stream. */
+const registerCustomer = (events: SqliteEventStore, id: number) =>
+  events.append(
+    `customer-${id}`,
+    [
+      {
+        id: randomUUID(),
+        type: 'CustomerRegistered.v1',
+        data: { customerId: id, name: `C${id}`, email: `c${id}@example.com`, createdon: metadata.occurredAt },
+        metadata,
+      },
+    ],
+    'no_stream',
+  );
+
 describe('ReadModelRebuilder on memory read models', () => {
   let dir: string;
   let events: SqliteEventStore;
   let live: MemoryReadStore;
   let runner: ProjectionProcessor;
 
-  const register = (id: number) =>
-    events.append(
-      `customer-${id}`,
-      [
-        {
-          id: randomUUID(),
-          type: 'CustomerRegistered.v1',
-          data: {
-            customerId: id,
-            name: `C${id}`,
-            email: `c${id}@example.com`,
-            createdon: metadata.occurredAt,
-          },
-          metadata,
-        },
-      ],
-      'no_stream',
-    );
+  const register = (id: number) => registerCustomer(events, id);
   const names = async () =>
     (await live.listCustomers({ offset: 0, limit: 100_000 })).items.map((c) => c.name);
   const rebuilder = (projections = ALL_PROJECTIONS) =>
@@ -255,24 +253,7 @@ describe('ReadModelRebuilder, in detail', () => {
   let live: MemoryReadStore;
   let checkpoints: SqliteCheckpointStore;
 
-  const register = (id: number) =>
-    events.append(
-      `customer-${id}`,
-      [
-        {
-          id: randomUUID(),
-          type: 'CustomerRegistered.v1',
-          data: {
-            customerId: id,
-            name: `C${id}`,
-            email: `c${id}@example.com`,
-            createdon: metadata.occurredAt,
-          },
-          metadata,
-        },
-      ],
-      'no_stream',
-    );
+  const register = (id: number) => registerCustomer(events, id);
   const rebuilder = (processors: ConstructorParameters<typeof ReadModelRebuilder>[4] = null) =>
     new ReadModelRebuilder(
       events,

@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation, Collection, MongoClient } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Document, MongoClient } from 'mongodb';
 import { Position, positionKey } from '../../position';
 import { CheckpointStore, ParkedMessage } from '../checkpoint-store.port';
 import { duplicateIdWrites } from './guarded-writes';
@@ -94,7 +94,7 @@ export class MongoCheckpointStore extends CheckpointStore {
           },
     );
     if (writes.length > 0) await this.guarded(this.processorState, writes);
-    await this.guarded(this.checkpoints as unknown as Collection<StateRecord>, [
+    await this.guarded(this.checkpoints, [
       {
         updateOne: {
           filter: { _id: processor, pos: { $lte: pos } },
@@ -106,9 +106,9 @@ export class MongoCheckpointStore extends CheckpointStore {
   }
 
   /** Guarded upserts, unordered: one refused because a later one was stored is not a failure. */
-  private async guarded(
-    collection: Collection<StateRecord>,
-    writes: Array<AnyBulkWriteOperation<StateRecord>>,
+  private async guarded<T extends Document>(
+    collection: Collection<T>,
+    writes: Array<AnyBulkWriteOperation<T>>,
   ): Promise<void> {
     try {
       await collection.bulkWrite(writes, { ordered: false });
