@@ -69,6 +69,34 @@ describe('CustomerColumns', () => {
     expect(columns.read(4_999).id).toBe(5_000);
   });
 
+  it('grows its columns and text heap in place, leaving no old copy behind as garbage', () => {
+    const columns = new CustomerColumns();
+    const fill = (from: number, to: number) => {
+      for (let id = from; id <= to; id++)
+        columns.apply(id, position(id), { name: `name ${id}`, email: `${id}@x.io` });
+    };
+    fill(1, 10);
+    const before = columns.image();
+    // Past 1,024 rows and 64 KiB of text: several doublings of each.
+    fill(11, 5_000);
+    const after = columns.image();
+
+    for (const key of [
+      'ids',
+      'created',
+      'commits',
+      'textStart',
+      'nameBytes',
+      'emailBytes',
+      'heap',
+    ] as const) {
+      expect(after[key].buffer).toBe(before[key].buffer);
+    }
+    expect(after.heap.byteLength).toBeGreaterThan(64 * 1024);
+    expect(columns.read(0)).toEqual({ id: 1, name: 'name 1', email: '1@x.io' });
+    expect(columns.read(4_999)).toEqual({ id: 5_000, name: 'name 5000', email: '5000@x.io' });
+  });
+
   it('reclaims the text of replaced names instead of growing without bound', () => {
     const columns = new CustomerColumns();
     columns.apply(1, position(1), { name: 'first', email: 'one@example.com' });
@@ -282,6 +310,28 @@ describe('CustomerColumns images', () => {
       ...Array.from({ length: 20 }, () => 'c'.repeat(1000)),
       'd'.repeat(10_000),
     ]);
+  });
+
+  it('grows columns restored from fixed-size arrays, by moving them once into growable ones', () => {
+    const image = filled().image();
+    const fixed = CustomerColumns.fromImage({
+      ...image,
+      ids: image.ids.slice(),
+      created: image.created.slice(),
+      commits: image.commits.slice(),
+      textStart: image.textStart.slice(),
+      nameBytes: image.nameBytes.slice(),
+      emailBytes: image.emailBytes.slice(),
+      heap: image.heap.slice(),
+    });
+    for (let id = 10; id < 2_010; id++) fixed.apply(id, position(id), { name: `n${id}`.repeat(40) });
+    const grown = fixed.image();
+    fixed.apply(5_000, position(5_000), { name: 'last' });
+
+    expect(fixed.image().ids.buffer.resizable).toBe(true);
+    expect(fixed.image().ids.buffer).toBe(grown.ids.buffer);
+    expect(readAll(fixed).slice(0, 2)).toEqual(readAll(filled()));
+    expect(fixed.read(fixed.size - 2)).toEqual({ id: 2_009, name: 'n2009'.repeat(40) });
   });
 
   it('grows the columns of an image that holds no rows', () => {

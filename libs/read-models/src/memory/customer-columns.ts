@@ -10,6 +10,47 @@ const INITIAL_HEAP_BYTES = 64 * 1024;
 const ABSENT = 0xffffffff;
 /** Text offsets are 32-bit. */
 const MAX_HEAP_BYTES = 0xfffffffe;
+/** Customers one store can hold: 67 million. Each column reserves address space for them, not memory. */
+const MAX_ROWS = 2 ** 26;
+
+type Column = Float64Array<ArrayBuffer> | BigUint64Array<ArrayBuffer> | Uint32Array<ArrayBuffer>;
+interface ColumnType<T extends Column> {
+  new (buffer: ArrayBuffer): T;
+  readonly BYTES_PER_ELEMENT: number;
+}
+
+/**
+ * A column of `rows` zeroed entries over a resizable buffer, its length tracking the buffer's:
+ * growing it in place commits pages as they are needed and copies nothing, where doubling into a
+ * new array left the old one as garbage (a full replay of 1M customers left 130 MiB of it).
+ */
+export function growableColumn<T extends Column>(Type: ColumnType<T>, rows: number): T {
+  const bytes = Type.BYTES_PER_ELEMENT;
+  return new Type(new ArrayBuffer(rows * bytes, { maxByteLength: MAX_ROWS * bytes }));
+}
+
+/** A text heap of `bytes` over a resizable buffer (see growableColumn). */
+export function growableHeap(bytes: number): Buffer<ArrayBuffer> {
+  return heapOver(new ArrayBuffer(bytes, { maxByteLength: MAX_HEAP_BYTES }));
+}
+
+/** A Buffer over the whole of `buffer` (Buffer views never track a resizable buffer's length). */
+function heapOver(buffer: ArrayBuffer): Buffer<ArrayBuffer> {
+  return Buffer.from<ArrayBuffer>(buffer);
+}
+
+/** `column` with room for `rows`, grown in place when it is a growable column, else copied into one. */
+function withRoom<T extends Column>(Type: ColumnType<T>, column: T, rows: number): T {
+  const { buffer } = column;
+  const bytes = rows * Type.BYTES_PER_ELEMENT;
+  if (buffer.resizable && column.byteOffset === 0 && bytes <= buffer.maxByteLength) {
+    buffer.resize(bytes);
+    return new Type(buffer);
+  }
+  const grown = growableColumn(Type, rows);
+  grown.set(column as never);
+  return grown;
+}
 
 /** Bytes of one rendered customer beside its name and e-mail: keys, id, timestamp, punctuation. */
 const RENDERED_ROW_BYTES = 128;
@@ -44,21 +85,21 @@ const CREATED_KEY = ascii(',"createdon":');
  * That is 36 bytes plus the text per customer, where an object per customer with its strings
  * costs well over 100, and the id column can be binary searched. A page renders straight from
  * the columns into the JSON bytes GET /customers sends (renderJson), with no object or string
- * per customer. Every column grows by doubling; the heap is compacted when mostly garbage.
+ * per customer. Every column grows in place by doubling; the heap is compacted when mostly garbage.
  */
 export class CustomerColumns {
   private rows = 0;
-  private ids = new Float64Array(INITIAL_ROWS);
-  private created = new Float64Array(INITIAL_ROWS);
-  private commits = new BigUint64Array(INITIAL_ROWS);
-  private textStart = new Uint32Array(INITIAL_ROWS);
-  private nameBytes = new Uint32Array(INITIAL_ROWS);
-  private emailBytes = new Uint32Array(INITIAL_ROWS);
+  private ids = growableColumn(Float64Array, INITIAL_ROWS);
+  private created = growableColumn(Float64Array, INITIAL_ROWS);
+  private commits = growableColumn(BigUint64Array, INITIAL_ROWS);
+  private textStart = growableColumn(Uint32Array, INITIAL_ROWS);
+  private nameBytes = growableColumn(Uint32Array, INITIAL_ROWS);
+  private emailBytes = growableColumn(Uint32Array, INITIAL_ROWS);
   /** Prepare positions that differ from their commit position (EventStoreDB), by customer id. */
   private readonly prepares = new Map<number, bigint>();
   /** createdon values that epoch ms cannot reproduce exactly, by customer id. */
   private readonly irregularCreated = new Map<number, string>();
-  private heap = Buffer.allocUnsafeSlow(INITIAL_HEAP_BYTES);
+  private heap: Buffer<ArrayBuffer> = growableHeap(INITIAL_HEAP_BYTES);
   private heapUsed = 0;
   private heapGarbage = 0;
 
@@ -112,7 +153,7 @@ export class CustomerColumns {
     restored.textStart = textStart;
     restored.nameBytes = nameBytes;
     restored.emailBytes = emailBytes;
-    restored.heap = Buffer.from(heap.buffer, heap.byteOffset, heap.byteLength);
+    restored.heap = Buffer.from<ArrayBuffer>(heap.buffer, heap.byteOffset, heap.byteLength);
     restored.heapUsed = heap.byteLength;
     restored.heapGarbage = heap.byteLength - live;
     for (const [id, prepare] of image.prepares) restored.prepares.set(id, BigInt(prepare));
@@ -279,24 +320,13 @@ export class CustomerColumns {
   private growRows(): void {
     // A restored store's columns hold exactly its rows, possibly none.
     const capacity = Math.max(INITIAL_ROWS, this.ids.length * 2);
-    const ids = new Float64Array(capacity);
-    const created = new Float64Array(capacity);
-    const commits = new BigUint64Array(capacity);
-    const textStart = new Uint32Array(capacity);
-    const nameBytes = new Uint32Array(capacity);
-    const emailBytes = new Uint32Array(capacity);
-    ids.set(this.ids);
-    created.set(this.created);
-    commits.set(this.commits);
-    textStart.set(this.textStart);
-    nameBytes.set(this.nameBytes);
-    emailBytes.set(this.emailBytes);
-    this.ids = ids;
-    this.created = created;
-    this.commits = commits;
-    this.textStart = textStart;
-    this.nameBytes = nameBytes;
-    this.emailBytes = emailBytes;
+    if (capacity > MAX_ROWS) throw new RangeError(`Customers exceed ${MAX_ROWS}`);
+    this.ids = withRoom(Float64Array, this.ids, capacity);
+    this.created = withRoom(Float64Array, this.created, capacity);
+    this.commits = withRoom(BigUint64Array, this.commits, capacity);
+    this.textStart = withRoom(Uint32Array, this.textStart, capacity);
+    this.nameBytes = withRoom(Uint32Array, this.nameBytes, capacity);
+    this.emailBytes = withRoom(Uint32Array, this.emailBytes, capacity);
   }
 
   /**
@@ -333,8 +363,15 @@ export class CustomerColumns {
     if (needed > MAX_HEAP_BYTES) throw new RangeError('Customer names and e-mails exceed 4 GiB');
     let capacity = Math.max(this.heap.length, INITIAL_HEAP_BYTES);
     while (capacity < needed) capacity *= 2;
-    // Unzeroed: bytes past heapUsed are never read, and pages never written stay out of the RSS.
-    const heap = Buffer.allocUnsafeSlow(Math.min(capacity, MAX_HEAP_BYTES));
+    capacity = Math.min(capacity, MAX_HEAP_BYTES);
+    const { buffer } = this.heap;
+    if (!compact && buffer.resizable && this.heap.byteOffset === 0) {
+      // Pages never written stay out of the RSS.
+      buffer.resize(capacity);
+      this.heap = heapOver(buffer);
+      return;
+    }
+    const heap = growableHeap(capacity);
     if (compact) {
       let used = 0;
       for (let i = 0; i < this.rows; i++) {

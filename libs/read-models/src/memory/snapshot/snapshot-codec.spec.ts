@@ -90,6 +90,14 @@ describe('the read models snapshot codec', () => {
 
     const restored = new MemoryReadStore();
     expect(restored.restore(decoded.image, restored.generation)).toBe(true);
+    // Read into growable columns: the store grows them in place, not by copying.
+    const { customers } = decoded.image;
+    for (const column of [customers.ids, customers.created, customers.commits, customers.textStart]) {
+      expect(column.buffer.resizable).toBe(true);
+    }
+    expect(
+      [customers.nameBytes, customers.emailBytes, customers.heap].map((c) => c.buffer.resizable),
+    ).toEqual([true, true, true]);
 
     expect(await contents(restored)).toEqual(await contents(original));
     // Positions came back too: an older change is still refused, a newer one applied.

@@ -3,7 +3,7 @@ import { endianness } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Position } from '@chronicle/event-store';
 import { UserDocument } from '../../read-store.port';
-import { CustomerColumnsImage } from '../customer-columns';
+import { CustomerColumnsImage, growableColumn, growableHeap } from '../customer-columns';
 import { MemoryReadStoreImage, UserImage } from '../memory-read-store';
 
 /**
@@ -169,13 +169,14 @@ export async function decodeSnapshot(source: SnapshotSource): Promise<DecodedSna
   const rows = header.customers;
   const customers: CustomerColumnsImage = {
     rows,
-    ids: await take(new Float64Array(rows)),
-    created: await take(new Float64Array(rows)),
-    commits: await take(new BigUint64Array(rows)),
-    textStart: await take(new Uint32Array(rows)),
-    nameBytes: await take(new Uint32Array(rows)),
-    emailBytes: await take(new Uint32Array(rows)),
-    heap: await take(Buffer.allocUnsafeSlow(header.heapBytes)),
+    // Read into growable columns, that the store goes on growing in place.
+    ids: await take(growableColumn(Float64Array, rows)),
+    created: await take(growableColumn(Float64Array, rows)),
+    commits: await take(growableColumn(BigUint64Array, rows)),
+    textStart: await take(growableColumn(Uint32Array, rows)),
+    nameBytes: await take(growableColumn(Uint32Array, rows)),
+    emailBytes: await take(growableColumn(Uint32Array, rows)),
+    heap: await take(growableHeap(header.heapBytes)),
     prepares: header.prepares,
     irregularCreated: header.irregularCreated,
   };
