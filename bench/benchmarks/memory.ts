@@ -8,6 +8,8 @@ import { spread, Spread } from '../support/stats';
 import type { Benchmark } from './benchmark';
 
 const CUSTOMERS = 1_000_000;
+/** How long the server is left alone before the at-rest samples. */
+const REST_MS = 60_000;
 export const MIB = 2 ** 20;
 
 /** The customers as GET /customers serves them, one JSON document each, in bytes of UTF-8. */
@@ -52,28 +54,41 @@ export const memory: Benchmark = {
     // A start that replays every event (a restart from the snapshot is the restart benchmark's).
     ReadModelSnapshots.discard(dataSet.dir);
     const server = await startServer(dataSet.dir);
-    let rss: Spread;
+    let afterReplay: Spread;
+    let atRest: Spread;
     try {
-      rss = await sampleRss(server);
+      afterReplay = await sampleRss(server);
+      // V8 returns the replay's garbage once the heap has been quiet a while (its memory reducer,
+      // about 30 s here): what the server holds from then on is the at-rest figure.
+      await sleep(REST_MS);
+      atRest = await sampleRss(server);
     } finally {
       await server.stop();
     }
+    const ceiling = { name: 'the customers as JSON', value: single(jsonBytes / MIB) };
     return {
       name: this.name,
       title: this.title,
       figures: [
         figure({
-          name: 'resident set size after start-up',
+          name: 'resident set size at rest',
           unit: 'MiB',
-          value: rss,
-          ceiling: { name: 'the customers as JSON', value: single(jsonBytes / MIB) },
-          ratio: rss.median / (jsonBytes / MIB),
+          value: atRest,
+          ceiling,
+          ratio: atRest.median / (jsonBytes / MIB),
           target: { kind: '<=', bound: 2 },
+        }),
+        figure({
+          name: 'resident set size just after the replay',
+          unit: 'MiB',
+          value: afterReplay,
+          ceiling,
+          ratio: afterReplay.median / (jsonBytes / MIB),
         }),
       ],
       notes: [
-        'RSS sampled once a second for 5 s after /health/ready; the whole process (Node, Nest, code) counts.',
-        'A start without the read models’ snapshot: every event replayed.',
+        'A start without the read models’ snapshot: every event replayed. The whole process (Node, Nest, code) counts.',
+        `RSS sampled once a second for 5 s: just after /health/ready turned 200 (the replay’s garbage still held), and again ${REST_MS / 1000} s later, at rest.`,
       ],
     };
   },
