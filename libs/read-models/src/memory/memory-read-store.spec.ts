@@ -56,6 +56,19 @@ describe('MemoryReadStore', () => {
     });
   });
 
+  it('rejects a batch whose checkpoint is at a negative position, naming it, and changes nothing', async () => {
+    await store.applyBatch([customer(1, 1)], { projection: 'main', position: position(1) });
+
+    await expect(
+      store.applyBatch([customer(1, 2, 'Changed')], { projection: 'main', position: position(-1) }),
+    ).rejects.toThrow(new RangeError('checkpoint position must be two unsigned 64-bit integers'));
+
+    expect((await store.listCustomers({ offset: 0, limit: 10 })).items.map((c) => c.name)).toEqual([
+      'Customer 1',
+    ]);
+    expect(await store.getCheckpoint('main')).toEqual(position(1));
+  });
+
   it.each([
     ['a negative offset', { offset: -1, limit: 10 }],
     ['a fractional limit', { offset: 0, limit: 1.5 }],
@@ -465,6 +478,19 @@ describe('MemoryReadStore.holdStill and restore', () => {
     expect(await store.getUser('a')).toBeNull();
     await store.applyBatch([], { projection: 'other', position: position(1) });
     expect(store.restore(image([['a', {}, position(1)]]), 0)).toBe(false);
+    expect(await store.getUser('a')).toBeNull();
+  });
+
+  it('answers false to a restore it would not do before reading the image, even a malformed one', async () => {
+    const twice = () =>
+      image([
+        ['a', {}, position(1)],
+        ['a', {}, position(2)],
+      ]);
+    const store = new MemoryReadStore();
+    expect(store.restore(twice(), 1)).toBe(false);
+    await store.applyBatch([], { projection: 'other', position: position(1) });
+    expect(store.restore(twice(), 0)).toBe(false);
     expect(await store.getUser('a')).toBeNull();
   });
 
