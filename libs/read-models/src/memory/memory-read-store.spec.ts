@@ -494,6 +494,28 @@ describe('MemoryReadStore.holdStill and restore', () => {
     expect(await store.getUser('a')).toBeNull();
   });
 
+  it.each([
+    [
+      'a batch is applied',
+      (store: MemoryReadStore) => store.applyBatch([], { projection: 'main', position: position(5) }),
+    ],
+    ['a rebuild is adopted', (store: MemoryReadStore) => store.adopt(new MemoryReadStore(), 'main')],
+  ])('restores nothing when %s while it reads the image', (_, meanwhile) => {
+    const store = new MemoryReadStore();
+    const users = (function* () {
+      void meanwhile(store);
+      yield ['a', {}, position(1)] as const;
+    })();
+    expect(
+      store.restore(
+        { customers: new CustomerColumns().image(), userCount: 1, users, checkpoints: [] } as never,
+        0,
+      ),
+    ).toBe(false);
+    expect(store.restore(image([['b', {}, position(1)]]), 0)).toBe(false);
+    return expect(store.getUser('a')).resolves.toBeNull();
+  });
+
   it('counts every wholesale replacement: adopt and close', async () => {
     const store = new MemoryReadStore();
     expect(store.generation).toBe(0);
