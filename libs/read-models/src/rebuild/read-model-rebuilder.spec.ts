@@ -176,6 +176,33 @@ describe('ReadModelRebuilder on memory read models', () => {
     }
   });
 
+  it('checkpoints at the head when the log ends with events no projection uses, and lists ten parked events of eleven', async () => {
+    await events.append(
+      'sequence-other',
+      [
+        ...Array.from({ length: 11 }, () => ({ id: randomUUID(), type: 'Unrelated.v1', data: {}, metadata })),
+        { id: randomUUID(), type: 'CustomerNumberAssigned.v1', data: {}, metadata },
+      ],
+      'no_stream',
+    );
+    const head = await events.headPosition();
+    const target = new MemoryReadStore();
+    try {
+      const parked = new ParkedEvents(CHECKPOINT, null);
+      const replayed = await replayInto(events, target, ALL_PROJECTIONS, {
+        checkpointName: CHECKPOINT,
+        parked,
+      });
+
+      expect(replayed).toEqual({ events: 3011, position: head });
+      expect(await target.getCheckpoint(CHECKPOINT)).toEqual(head);
+      expect(parked.summary().count).toBe(11);
+      expect(parked.summary().first).toHaveLength(10);
+    } finally {
+      await target.close();
+    }
+  });
+
   it('parks an event a projection throws on, as the live processor does, and goes on', async () => {
     const failing: Projection = {
       name: 'failing',
