@@ -29,6 +29,19 @@ describe('compareUtf8', () => {
     expect(compareUtf8('a', 'ab')).toBeLessThan(0);
     expect(compareUtf8('same', 'same')).toBe(0);
   });
+
+  // The edges of the ranges UTF-16 swaps: U+D7FF, U+E000, U+FFFF, and U+10000 (D800 DC00).
+  it.each([
+    ['D7FF', 'E000'],
+    ['D7FF', '10000'],
+    ['E000', '10000'],
+    ['E000', '1F600'],
+    ['FFFF', '10000'],
+  ])('puts U+%s before U+%s, either way round', (low, high) => {
+    const [lower, higher] = [low, high].map((hex) => String.fromCodePoint(parseInt(hex, 16)));
+    expect(compareUtf8(lower, higher)).toBeLessThan(0);
+    expect(compareUtf8(higher, lower)).toBeGreaterThan(0);
+  });
 });
 
 describe('compareDocumentIds', () => {

@@ -56,6 +56,19 @@ describe('MemoryReadStore', () => {
     });
   });
 
+  it('rejects a batch whose checkpoint is at a negative position, naming it, and changes nothing', async () => {
+    await store.applyBatch([customer(1, 1)], { projection: 'main', position: position(1) });
+
+    await expect(
+      store.applyBatch([customer(1, 2, 'Changed')], { projection: 'main', position: position(-1) }),
+    ).rejects.toThrow(new RangeError('checkpoint position must be two unsigned 64-bit integers'));
+
+    expect((await store.listCustomers({ offset: 0, limit: 10 })).items.map((c) => c.name)).toEqual([
+      'Customer 1',
+    ]);
+    expect(await store.getCheckpoint('main')).toEqual(position(1));
+  });
+
   it.each([
     ['a negative offset', { offset: -1, limit: 10 }],
     ['a fractional limit', { offset: 0, limit: 1.5 }],
@@ -466,6 +479,41 @@ describe('MemoryReadStore.holdStill and restore', () => {
     await store.applyBatch([], { projection: 'other', position: position(1) });
     expect(store.restore(image([['a', {}, position(1)]]), 0)).toBe(false);
     expect(await store.getUser('a')).toBeNull();
+  });
+
+  it('answers false to a restore it would not do before reading the image, even a malformed one', async () => {
+    const twice = () =>
+      image([
+        ['a', {}, position(1)],
+        ['a', {}, position(2)],
+      ]);
+    const store = new MemoryReadStore();
+    expect(store.restore(twice(), 1)).toBe(false);
+    await store.applyBatch([], { projection: 'other', position: position(1) });
+    expect(store.restore(twice(), 0)).toBe(false);
+    expect(await store.getUser('a')).toBeNull();
+  });
+
+  it.each([
+    [
+      'a batch is applied',
+      (store: MemoryReadStore) => store.applyBatch([], { projection: 'main', position: position(5) }),
+    ],
+    ['a rebuild is adopted', (store: MemoryReadStore) => store.adopt(new MemoryReadStore(), 'main')],
+  ])('restores nothing when %s while it reads the image', (_, meanwhile) => {
+    const store = new MemoryReadStore();
+    const users = (function* () {
+      void meanwhile(store);
+      yield ['a', {}, position(1)] as const;
+    })();
+    expect(
+      store.restore(
+        { customers: new CustomerColumns().image(), userCount: 1, users, checkpoints: [] } as never,
+        0,
+      ),
+    ).toBe(false);
+    expect(store.restore(image([['b', {}, position(1)]]), 0)).toBe(false);
+    return expect(store.getUser('a')).resolves.toBeNull();
   });
 
   it('counts every wholesale replacement: adopt and close', async () => {

@@ -65,6 +65,21 @@ describe('UserOrder', () => {
     expect(order.slice(4990, 100)).toEqual(expected.slice(4990));
   });
 
+  it('drops a chunk it empties, and finds the last entry of a chunk in that chunk', () => {
+    const order = new UserOrder();
+    // In order: 3,000 entries fill chunks of 1,024 and split them, so the first chunk ends at u-0511.
+    const ids = Array.from({ length: 3000 }, (_, i) => `u-${String(i).padStart(4, '0')}`);
+    for (const id of ids) order.insert(id, '2026-01-01');
+    // The whole first chunk, its last entry first.
+    const first = ids.slice(0, 512).reverse();
+    for (const id of first) order.remove(id, '2026-01-01');
+    order.insert('a-first', '2026-01-01');
+    order.insert('z-last', '2026-01-01');
+
+    expect(order.size).toBe(3000 - 512 + 2);
+    expect(order.slice(0, 5000)).toEqual(['a-first', ...ids.slice(512), 'z-last']);
+  });
+
   it('refuses to remove a user where its createdon does not put it', () => {
     const order = new UserOrder();
     order.insert('u-1', '2026-01-01');

@@ -92,7 +92,13 @@ describe('ReadModelRebuilder on memory read models', () => {
     const result = await rebuilder().rebuild({ onProgress: ({ fraction }) => progress.push(fraction) });
     expect(result.events).toBe(3000);
     expect(result.eventsPerSecond).toBeGreaterThan(0);
-    expect(progress.at(-1)).toBe(1);
+    // Two batches of at most 2,000 events: the first is that share of the log's positions.
+    const head = (await events.headPosition())!;
+    let firstBatchEnd = position(0);
+    for await (const event of events.readAll({ limit: 2000 })) firstBatchEnd = event.position;
+    expect(progress).toEqual([Number(firstBatchEnd.commit) / Number(head.commit), 1]);
+    expect(progress[0]).toBeGreaterThan(0);
+    expect(progress[0]).toBeLessThan(1);
     expect(await names()).toHaveLength(3000);
     expect(await names()).not.toContain('stray');
   });
@@ -166,6 +172,33 @@ describe('ReadModelRebuilder on memory read models', () => {
     } finally {
       reads.mockRestore();
       await parking.close();
+      await target.close();
+    }
+  });
+
+  it('checkpoints at the head when the log ends with events no projection uses, and lists ten parked events of eleven', async () => {
+    await events.append(
+      'sequence-other',
+      [
+        ...Array.from({ length: 11 }, () => ({ id: randomUUID(), type: 'Unrelated.v1', data: {}, metadata })),
+        { id: randomUUID(), type: 'CustomerNumberAssigned.v1', data: {}, metadata },
+      ],
+      'no_stream',
+    );
+    const head = await events.headPosition();
+    const target = new MemoryReadStore();
+    try {
+      const parked = new ParkedEvents(CHECKPOINT, null);
+      const replayed = await replayInto(events, target, ALL_PROJECTIONS, {
+        checkpointName: CHECKPOINT,
+        parked,
+      });
+
+      expect(replayed).toEqual({ events: 3011, position: head });
+      expect(await target.getCheckpoint(CHECKPOINT)).toEqual(head);
+      expect(parked.summary().count).toBe(11);
+      expect(parked.summary().first).toHaveLength(10);
+    } finally {
       await target.close();
     }
   });
@@ -254,6 +287,15 @@ describe('ReadModelRebuilder, in detail', () => {
   let checkpoints: SqliteCheckpointStore;
 
   const register = (id: number) => registerCustomer(events, id);
+  /** What the live processor does: applies the events `store` has not seen yet. */
+  const catchUp = async (store: ReadStore) =>
+    replayInto(events, store, ALL_PROJECTIONS, {
+      after: await store.getCheckpoint(CHECKPOINT),
+      checkpointName: CHECKPOINT,
+      parked: new ParkedEvents(CHECKPOINT, null),
+    });
+  const customerNames = async () =>
+    (await live.listCustomers({ offset: 0, limit: 100 })).items.map((customer) => customer.name);
   const rebuilder = (processors: ConstructorParameters<typeof ReadModelRebuilder>[4] = null) =>
     new ReadModelRebuilder(
       events,
@@ -359,9 +401,12 @@ describe('ReadModelRebuilder, in detail', () => {
       const target: RebuildTarget = {
         live,
         create: () => Promise.resolve(new MemoryReadStore()),
-        swapIn: async (generation, after, catchUp) => {
+        swapIn: async (generation, after, catchUpWith) => {
           swapped.push(generation);
-          return (await catchUp(live, after, 'rebuild-catch-up')).events;
+          const caughtUp = (await catchUpWith(live, after, 'rebuild-catch-up')).events;
+          // Appended after the swap: the replay into the live models that follows applies it.
+          await register(4);
+          return caughtUp;
         },
         discard: (generation) => generation.close(),
       };
@@ -374,13 +419,41 @@ describe('ReadModelRebuilder, in detail', () => {
         names: ['saga:beyond', 'saga:within', 'saga:never'],
       }).rebuild();
 
-      expect(result.events).toBe(3);
+      expect(result.events).toBe(4);
       expect(swapped).toHaveLength(1);
-      expect(await live.getCheckpoint(CHECKPOINT)).toEqual(head);
+      expect(await customerNames()).toEqual(['C1', 'C2', 'C3', 'C4']);
+      expect(await live.getCheckpoint(CHECKPOINT)).toEqual(await events.headPosition());
       expect(await checkpoints.load('saga:beyond')).toEqual(position(0));
       expect(await checkpoints.load('saga:within')).toEqual(head);
       expect(await checkpoints.load('saga:never')).toBeNull();
     });
+  });
+
+  it('moves the live checkpoint to the replay’s when it rebuilds every projection', async () => {
+    // Appended while the live models were not following: the replay applies it.
+    await register(4);
+
+    expect((await rebuilder().rebuild()).events).toBe(4);
+
+    expect(await customerNames()).toEqual(['C1', 'C2', 'C3', 'C4']);
+    expect(await live.getCheckpoint(CHECKPOINT)).toEqual(await events.headPosition());
+  });
+
+  it('counts the events it catches up with before the swap', async () => {
+    const target = new MemoryRebuildTarget(live, CHECKPOINT);
+    const swapIn = target.swapIn.bind(target);
+    // The live models apply an event the new generation has not seen just before the swap.
+    jest.spyOn(target, 'swapIn').mockImplementation(async (...args) => {
+      await register(4);
+      await catchUp(live);
+      return swapIn(...args);
+    });
+
+    const result = await new ReadModelRebuilder(events, target, ALL_PROJECTIONS, CHECKPOINT).rebuild();
+
+    expect(result.events).toBe(4);
+    expect(await customerNames()).toEqual(['C1', 'C2', 'C3', 'C4']);
+    expect(await live.getCheckpoint(CHECKPOINT)).toEqual(await events.headPosition());
   });
 
   it('leaves other consumers alone when the live checkpoint is within the log', async () => {
@@ -422,9 +495,93 @@ describe('ReadModelRebuilder, in detail', () => {
     });
   });
 
-  it('verifies without reading each document again past 10,000 differences', async () => {
+  it('verify looks again three times at a difference that does not settle, replaying the events appended meanwhile', async () => {
     await live.applyBatch(
-      Array.from({ length: 10_001 }, (_, i) => ({
+      [{ collection: 'customers', id: 100, position: position(1), set: { name: 'stray' } }],
+      {
+        projection: 'other',
+        position: position(1),
+      },
+    );
+    const readAll = events.readAll.bind(events);
+    let appended = false;
+    // Once the replay has read the log, another event comes, and the live models apply it.
+    jest.spyOn(events, 'readAll').mockImplementation(async function* (options) {
+      yield* readAll(options);
+      if (appended) return;
+      appended = true;
+      await register(4);
+      await catchUp(live);
+    });
+    const reads = jest.spyOn(live, 'listCustomers');
+
+    const verified = await rebuilder().verify();
+
+    // C4, in the live models but not yet replayed, differs at first and settles in the first round.
+    expect(verified).toEqual({
+      differences: 1,
+      documents: 5,
+      events: 4,
+      first: [{ collection: 'customers', id: 100, live: { id: 100, name: 'stray' }, rebuilt: null }],
+      parked: { count: 0, first: [] },
+    });
+    // Each round reads the differences left again: C4 and the stray, then the stray twice.
+    expect(reads).toHaveBeenCalledTimes(4);
+  });
+
+  it.each([
+    ['a few events behind', 4, () => register(4)],
+    [
+      'empty',
+      3,
+      async () => {
+        await live.close();
+        live = new MemoryReadStore();
+      },
+    ],
+  ])(
+    'verify reports no difference when live models %s catch up while it waits, and stops waiting once they have',
+    async (_, customers, setUp) => {
+      await setUp();
+      const getCheckpoint = live.getCheckpoint.bind(live);
+      const caughtUp: Promise<void>[] = [];
+      let done = false;
+      let pollsAfter = 0;
+      // The live models catch up a second after the verify first looks at their checkpoint.
+      jest.spyOn(live, 'getCheckpoint').mockImplementation((name) => {
+        if (done) pollsAfter++;
+        if (caughtUp.length === 0)
+          caughtUp.push(
+            new Promise((resolve) => setTimeout(resolve, 1000))
+              .then(() => catchUp(live))
+              .then(() => {
+                done = true;
+              }),
+          );
+        return getCheckpoint(name);
+      });
+
+      const verified = await rebuilder().verify();
+      await Promise.all(caughtUp);
+
+      expect(verified).toEqual({
+        differences: 0,
+        documents: customers,
+        events: customers,
+        first: [],
+        parked: { count: 0, first: [] },
+      });
+      expect(done).toBe(true);
+      expect(pollsAfter).toBe(1);
+    },
+  );
+
+  it.each([
+    [10_000, 'reads each document again'],
+    [10_001, 'reports them without reading each document again'],
+  ])('verify with %d differences %s', async (count, _) => {
+    await live.applyBatch(
+      Array.from({ length: count }, (_, i) => ({
         collection: 'customers' as const,
         id: 100 + i,
         position: position(1),
@@ -436,8 +593,9 @@ describe('ReadModelRebuilder, in detail', () => {
 
     const verified = await rebuilder().verify();
 
-    expect(verified.differences).toBe(10_001);
-    expect(getUser).not.toHaveBeenCalled();
+    expect(verified.differences).toBe(count);
+    // Three rounds, each reading every difference again; none past 10,000.
+    expect(getUser).toHaveBeenCalledTimes(count > 10_000 ? 0 : 3 * count);
   });
 
   it('throws the scratch copy away, whatever the outcome', async () => {

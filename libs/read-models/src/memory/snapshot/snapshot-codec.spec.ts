@@ -286,9 +286,12 @@ describe('the snapshot file format', () => {
     expect(decoded.image.userCount).toBe(0);
   });
 
-  it('writes and reads back users filling two chunks of 5,000 exactly, in order', async () => {
+  it.each([
+    [10_000, 'two chunks of 5,000 exactly'],
+    [5_001, 'a chunk of 5,000 and one more'],
+  ])('writes and reads back %d users, %s, in order', async (count) => {
     const store = new MemoryReadStore();
-    const ids = Array.from({ length: 10_000 }, (_, i) => `u-${String(i).padStart(5, '0')}`);
+    const ids = Array.from({ length: count }, (_, i) => `u-${String(i).padStart(5, '0')}`);
     await store.applyBatch(
       ids.map((id, i) => ({ collection: 'users', id, position: position(i + 1), set: { name: id } })),
       { projection: 'read-models', position: position(ids.length) },
@@ -296,7 +299,7 @@ describe('the snapshot file format', () => {
 
     const decoded = await decodeSnapshot(source(await encode(store)));
 
-    expect(decoded.image.userCount).toBe(10_000);
+    expect(decoded.image.userCount).toBe(count);
     expect([...decoded.image.users].map(([id]) => id)).toEqual(ids);
   });
 
