@@ -8,18 +8,22 @@ const [unit] = require('./jest.config.js').projects;
 
 const { displayName: _name, testMatch, ...common } = unit;
 const extra = {
-  'event-store': ['<rootDir>/test/contract/event-store.embedded.spec.ts'],
+  'event-store': [
+    '<rootDir>/test/contract/event-store.embedded.spec.ts',
+    '<rootDir>/test/contract/checkpoint-store.spec.ts',
+  ],
   auth: ['<rootDir>/test/contract/attempt-counters.spec.ts'],
   'read-models': ['<rootDir>/test/contract/read-store.memory.spec.ts'],
 };
 
 /**
- * Only the library's own specs: the read models are imported through their index by specs all
- * over the repository (the CLI's, the auth's), and jest's related-tests search then loaded some
- * twenty of them, with their module graphs, for every mutant, to run none of their tests.
+ * Only the library's own specs: the read models and the event store are imported through their
+ * index by specs all over the repository (43 import the event store), and jest's related-tests
+ * search then loaded them, with their module graphs, for every mutant, to run none of their tests.
  */
 const own = {
   'read-models': ['<rootDir>/libs/read-models/**/*.spec.ts'],
+  'event-store': ['<rootDir>/libs/event-store/**/*.spec.ts'],
 };
 
 /**
