@@ -1,9 +1,18 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
+import { EventStore, position, SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
 import { ProjectionProcessor } from '../../projection-processor';
 import { ALL_PROJECTIONS } from '../../projections/all-projections';
 import { MemoryReadStore } from '../memory-read-store';
@@ -24,6 +33,7 @@ describe('ReadModelSnapshots', () => {
   };
   const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
   const running: Array<{ processor: ProjectionProcessor; snapshots: ReadModelSnapshots }> = [];
+  const attached: ReadModelSnapshots[] = [];
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'chronicle-snapshots-'));
@@ -33,6 +43,8 @@ describe('ReadModelSnapshots', () => {
   });
 
   afterEach(async () => {
+    jest.useRealTimers();
+    for (const snapshots of attached.splice(0)) await snapshots.stop();
     for (const { processor, snapshots } of running.splice(0)) {
       await processor.stop();
       await snapshots.stop();
@@ -235,6 +247,310 @@ describe('ReadModelSnapshots', () => {
     await start();
     expect(statSync(dead, { throwIfNoEntry: false })).toBeUndefined();
     expect(statSync(live, { throwIfNoEntry: false })).toBeDefined();
+  });
+
+  /** Snapshots observing a store the test feeds itself, batch by batch (no processor). */
+  async function observed(
+    policy: { everyEvents: number; maxTimeShare: number },
+    {
+      checkpointName = CHECKPOINT,
+      eventStore = events,
+    }: { checkpointName?: string; eventStore?: EventStore } = {},
+  ) {
+    const store = new MemoryReadStore();
+    const snapshots = new ReadModelSnapshots(store, eventStore, {
+      dataDir: dir,
+      checkpointName,
+      logger,
+      policy,
+    });
+    await snapshots.restore();
+    attached.push(snapshots);
+    const apply = (commit: number, projection = CHECKPOINT) =>
+      store.applyBatch([], { projection, position: position(commit) });
+    return { store, snapshots, apply };
+  }
+
+  const written = () => lines.filter((line) => line.startsWith("log: Read models' snapshot written"));
+  const errors = () => lines.filter((line) => line.startsWith('error: '));
+  const fakeClock = () =>
+    jest.useFakeTimers({
+      doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'Date'],
+    });
+
+  /** The event store, as if each anchor read (inside a write, batches held) took `ms` on the fake clock. */
+  function slowAnchorReads(ms: number, during: () => void = () => undefined): EventStore {
+    return new Proxy(events, {
+      get(target, property) {
+        if (property === 'readAll') {
+          return (...args: Parameters<EventStore['readAll']>) => {
+            jest.advanceTimersByTime(ms);
+            during();
+            return target.readAll(...args);
+          };
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
+  it('logs a write with its size and durations, none above the time it took', async () => {
+    await registerCustomers(1, 3);
+    const { apply, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    const before = performance.now();
+    await apply(3);
+    await snapshots.settled();
+    const elapsed = performance.now() - before;
+
+    const [line] = written();
+    const match =
+      /^log: Read models' snapshot written at position 3: (\d+\.\d) MiB in (\d+) ms \(batches held (\d+) ms\)$/.exec(
+        line,
+      );
+    expect(match).not.toBeNull();
+    const [, mib, ms, heldMs] = match!;
+    expect(mib).toBe((statSync(file()).size / 2 ** 20).toFixed(1));
+    expect(Number(ms)).toBeLessThanOrEqual(Math.ceil(elapsed));
+    expect(Number(heldMs)).toBeLessThanOrEqual(Number(ms));
+  });
+
+  it('logs a restore with its figures, restores a snapshot at the end of the log, and warns of nothing without one', async () => {
+    await registerCustomers(1, 4);
+    const first = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    expect(lines).toEqual([]);
+    await first.apply(4);
+    await first.snapshots.settled();
+    await first.snapshots.stop();
+    attached.splice(0);
+
+    lines = [];
+    const before = performance.now();
+    const second = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    const elapsed = performance.now() - before;
+    // Exactly at the end of the log (position 4 of 4): still this history.
+    expect(await second.store.getCheckpoint(CHECKPOINT)).toEqual(position(4));
+    expect(lines).toHaveLength(1);
+    const match = new RegExp(
+      `^log: Read models restored from ${file().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(written \\d{4}-\\d\\d-\\d\\dT[^)]+\\) ` +
+        'at position 4: 0 customers, 0 users in (\\d+) ms; replaying the events after it$',
+    ).exec(lines[0]);
+    expect(match).not.toBeNull();
+    expect(Number(match![1])).toBeLessThanOrEqual(Math.ceil(elapsed));
+  });
+
+  it('writes for its own checkpoint only, and restores its own among several', async () => {
+    await registerCustomers(1, 3);
+    const { apply, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    await apply(3, 'another-projection');
+    await snapshots.settled();
+    expect(written()).toEqual([]);
+    expect(statSync(file(), { throwIfNoEntry: false })).toBeUndefined();
+
+    await apply(2);
+    await snapshots.settled();
+    expect(written()).toEqual([expect.stringContaining('written at position 2:')]);
+    await snapshots.stop();
+    attached.splice(0);
+
+    const restarted = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    expect(await restarted.store.getCheckpoint(CHECKPOINT)).toEqual(position(2));
+    expect(lines).toContainEqual(expect.stringMatching(/^log: Read models restored .* at position 2: /));
+  });
+
+  it('ignores a snapshot that holds no checkpoint of its own', async () => {
+    await registerCustomers(1, 2);
+    const other = await observed(
+      { everyEvents: 1, maxTimeShare: 1 },
+      { checkpointName: 'another-projection' },
+    );
+    await other.apply(2, 'another-projection');
+    await other.snapshots.stop();
+    attached.splice(0);
+
+    const restarted = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    expect(await restarted.store.getCheckpoint(CHECKPOINT)).toBeNull();
+    expect(lines).toContainEqual(
+      `warn: Ignoring the read models' snapshot ${file()}: it holds no checkpoint; rebuilding them from the events`,
+    );
+  });
+
+  it('names both stores when a snapshot is of another, or when DATA_DIR has none', async () => {
+    await registerCustomers(1, 2);
+    const first = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    await first.apply(2);
+    await first.snapshots.stop();
+    attached.splice(0);
+    const taken = readFileSync(join(dir, 'store-id'), 'utf8').trim();
+    const other = randomUUID();
+
+    writeFileSync(join(dir, 'store-id'), `${other}\n`);
+    await observed({ everyEvents: 1, maxTimeShare: 1 });
+    rmSync(join(dir, 'store-id'));
+    await observed({ everyEvents: 1, maxTimeShare: 1 });
+    expect(lines.filter((line) => line.startsWith('warn: '))).toEqual([
+      `warn: Ignoring the read models' snapshot ${file()}: it was taken of store ${taken}, and this is store ${other}; rebuilding them from the events`,
+      `warn: Ignoring the read models' snapshot ${file()}: it was taken of store ${taken}, and this is store (none); rebuilding them from the events`,
+    ]);
+  });
+
+  it('warns of a snapshot it cannot open, other than a missing one', async () => {
+    symlinkSync(SNAPSHOT_FILE, file());
+    const { store } = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    expect(await store.getCheckpoint(CHECKPOINT)).toBeNull();
+    expect(lines).toEqual([
+      expect.stringMatching(/^warn: Ignoring the read models' snapshot .*ELOOP.*; rebuilding/),
+    ]);
+  });
+
+  it('discards a snapshot: gone if there, nothing to do if not, and an error that is not "missing" thrown', () => {
+    writeFileSync(file(), 'a snapshot');
+    ReadModelSnapshots.discard(dir);
+    expect(statSync(file(), { throwIfNoEntry: false })).toBeUndefined();
+    expect(() => ReadModelSnapshots.discard(dir)).not.toThrow();
+    mkdirSync(file());
+    expect(() => ReadModelSnapshots.discard(dir)).toThrow(expect.objectContaining({ code: 'EISDIR' }));
+  });
+
+  it('a write that cannot replace the snapshot logs an error and leaves no temporary file; so does a rebuild that cannot remove it', async () => {
+    await registerCustomers(1, 2);
+    mkdirSync(file());
+    // At a share of one half, the failure is tried again 1 s later: after this test's checks.
+    const { store, apply, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 0.5 });
+    await apply(2);
+    await snapshots.settled();
+    expect(errors()).toEqual([
+      expect.stringMatching(
+        /^error: Writing the read models' snapshot failed: .*EISDIR.*; a restart replays more events, nothing is lost$/,
+      ),
+    ]);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+
+    const rebuilt = new MemoryReadStore();
+    await rebuilt.applyBatch([], { projection: CHECKPOINT, position: position(2) });
+    expect(store.adopt(rebuilt, CHECKPOINT)).toBe(true);
+    expect(errors()[1]).toMatch(
+      new RegExp(`^error: Could not remove .*${SNAPSHOT_FILE} after a rebuild: .*EISDIR`),
+    );
+  });
+
+  it('a graceful stop writes a last snapshot when the models are ahead of it, and none when they are not', async () => {
+    await registerCustomers(1, 4);
+    const ahead = await observed({ everyEvents: 10, maxTimeShare: 1 });
+    await ahead.apply(3);
+    await ahead.snapshots.settled();
+    expect(written()).toEqual([]);
+    await ahead.snapshots.stop();
+    expect(written()).toEqual([expect.stringContaining('written at position 3:')]);
+    // Stopped, and detached: later batches write nothing.
+    await ahead.apply(4);
+    await ahead.snapshots.stop();
+    expect(written()).toHaveLength(1);
+
+    const level = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    await level.apply(4);
+    await level.snapshots.settled();
+    expect(written()).toHaveLength(2);
+    await level.snapshots.stop();
+    expect(written()).toHaveLength(2);
+  });
+
+  it('a stop during a write waits for it, then writes the batches it did not cover, once', async () => {
+    await registerCustomers(1, 3);
+    fakeClock();
+    const fed: { store?: MemoryReadStore; late?: Promise<void> } = {};
+    // The anchor read runs while the write holds the batches: this batch is applied after it.
+    const eventStore = slowAnchorReads(0, () => {
+      fed.late ??= fed.store!.applyBatch([], { projection: CHECKPOINT, position: position(3) });
+    });
+    const observing = await observed({ everyEvents: 1, maxTimeShare: 0.5 }, { eventStore });
+    fed.store = observing.store;
+    await observing.apply(1);
+    await observing.snapshots.stop();
+    await fed.late;
+    await observing.snapshots.settled();
+    expect(written()).toEqual([
+      expect.stringContaining('written at position 1:'),
+      expect.stringContaining('written at position 3:'),
+    ]);
+  });
+
+  it('after a write, waits out the pause its duration calls for, then writes a store gone quiet', async () => {
+    await registerCustomers(1, 3);
+    fakeClock();
+    jest.advanceTimersByTime(10_000);
+    // Each write takes 200 ms, so at a share of one half the next waits 200 ms after it.
+    const { apply, snapshots } = await observed(
+      { everyEvents: 1, maxTimeShare: 0.5 },
+      { eventStore: slowAnchorReads(200) },
+    );
+    await apply(1);
+    await snapshots.settled();
+    expect(written()).toHaveLength(1);
+    expect(jest.getTimerCount()).toBe(0);
+
+    jest.advanceTimersByTime(50);
+    await apply(2);
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(149);
+    await snapshots.settled();
+    expect(written()).toHaveLength(1);
+    jest.advanceTimersByTime(1);
+    await snapshots.settled();
+    expect(written()).toEqual([expect.anything(), expect.stringContaining('written at position 2:')]);
+  });
+
+  it('sets no timer while too few events have been applied', async () => {
+    fakeClock();
+    const { apply, snapshots } = await observed({ everyEvents: 5, maxTimeShare: 0.5 });
+    await apply(1);
+    await snapshots.settled();
+    expect(jest.getTimerCount()).toBe(0);
+    expect(written()).toEqual([]);
+  });
+
+  it('tries a failed write again no sooner than a long write would allow', async () => {
+    await registerCustomers(1, 2);
+    fakeClock();
+    jest.advanceTimersByTime(10_000);
+    const storeId = readFileSync(join(dir, 'store-id'));
+    rmSync(join(dir, 'store-id'));
+    const { apply, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 0.5 });
+    await apply(1);
+    await snapshots.settled();
+    expect(errors()).toEqual([
+      "error: Writing the read models' snapshot failed: DATA_DIR has no store-id; a restart replays more events, nothing is lost",
+    ]);
+    // A failure counts as a write of 1 s: at a share of one half, the next waits 1 s.
+    expect(jest.getTimerCount()).toBe(1);
+    writeFileSync(join(dir, 'store-id'), storeId);
+    jest.advanceTimersByTime(999);
+    await snapshots.settled();
+    expect(written()).toEqual([]);
+    jest.advanceTimersByTime(1);
+    await snapshots.settled();
+    expect(written()).toEqual([expect.stringContaining('written at position 1:')]);
+    expect(errors()).toHaveLength(1);
+  });
+
+  it('removes the temporary files of an earlier process that had its pid (a container restarted)', async () => {
+    const mine = join(dir, `${SNAPSHOT_FILE}.${process.pid}.abcd.tmp`);
+    writeFileSync(mine, 'partial');
+    await observed({ everyEvents: 1, maxTimeShare: 1 });
+    expect(statSync(mine, { throwIfNoEntry: false })).toBeUndefined();
+  });
+
+  it('closes every file it opens, writing and restoring', async () => {
+    await registerCustomers(1, 2);
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    const first = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    await first.apply(2);
+    await first.snapshots.stop();
+    attached.splice(0);
+    const restarted = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    expect(await restarted.store.getCheckpoint(CHECKPOINT)).toEqual(position(2));
+    expect(open()).toBe(before);
   });
 });
 
