@@ -287,6 +287,69 @@ describe('AccountSessions', () => {
       expect(await sessions.principalFor(claims('a2'))).toEqual(principal('a2'));
     });
 
+    it('adds the stored ended sessions to an entry a request read from its stream before they came back', async () => {
+      await write('a1', opened('a1'));
+      await endSession('a1', 's-2');
+      await caughtUp();
+      await restarted();
+
+      // Read from the stream (its ended sessions are in other streams) before the processor starts.
+      expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
+      await caughtUp();
+
+      expect(await sessions.principalFor(claims('a1', { sessionId: 's-2' }))).toEqual(revoked);
+      expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
+    });
+
+    it('while the events after the checkpoint replay, trusts a stored entry only as far as its stream says', async () => {
+      await write('a1', opened('a1'));
+      await write('a2', opened('a2'));
+      await caughtUp();
+      await restarted();
+      const changed = (accountId: string): AccountEvent => ({
+        type: 'PasswordChanged.v1',
+        data: { accountId, passwordHash: 'h2', changedAt: iso(clock.time), credentialsVersion: 1 },
+      });
+      await write('a1', changed('a1'));
+      await write('a2', changed('a2'));
+      // a1 is read from its stream (version 1) before the stored entries (version 0) come back.
+      expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
+
+      // The replay is held back once the stored entries are read: the changes are not applied yet.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let restored!: () => void;
+      const subscribed = new Promise<void>((resolve) => (restored = resolve));
+      const subscribe = store.subscribeToAll.bind(store);
+      jest.spyOn(store, 'subscribeToAll').mockImplementationOnce((options) => {
+        const subscription = subscribe(options);
+        restored();
+        return {
+          close: () => subscription.close(),
+          async *[Symbol.asyncIterator]() {
+            await held;
+            yield* subscription;
+          },
+        };
+      });
+      sessions.onApplicationBootstrap();
+      await subscribed;
+
+      try {
+        expect(sessions.isCaughtUp).toBe(false);
+        expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
+        expect(await sessions.principalFor(claims('a2'))).toEqual(revoked);
+      } finally {
+        release();
+      }
+      await eventually(() => Promise.resolve(sessions.isCaughtUp));
+      expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
+      expect(await sessions.principalFor(claims('a2', { credentialsVersion: 1 }))).toEqual({
+        ...principal('a2'),
+        credentialsVersion: 1,
+      });
+    });
+
     it('keeps what a request read from the stream before the stored entries came back', async () => {
       await write('a1', opened('a1'));
       await caughtUp();

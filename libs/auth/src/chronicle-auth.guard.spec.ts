@@ -199,11 +199,52 @@ describe('ChronicleAuthGuard', () => {
       (error: unknown) => error,
     );
     expect((forbidden as { getStatus(): number }).getStatus()).toBe(403);
+    expect((forbidden as { getResponse(): unknown }).getResponse()).toEqual({
+      type: 'forbidden',
+      title: 'Forbidden',
+      detail: 'This resource needs one of the roles: admin, auditor.',
+    });
     expect(security.observe.mock.calls.map(([type]) => type)).toEqual(['AccessForbidden.v1']);
     verifier.bearer.mockResolvedValueOnce({ ...principal, roles: ['admin'] });
     await expect(
       guard.canActivate(contextFor(request([['Authorization', 'Bearer good-token']]))),
     ).resolves.toBe(true);
+  });
+
+  it.each([
+    [['auditor', 'user'] as Role[], ['user'] as Role[], null],
+    [['auditor'] as Role[], ['auditor', 'user'] as Role[], null],
+    [['auditor', 'user'] as Role[], ['admin'] as Role[], null],
+    [[] as Role[], ['auditor', 'user'] as Role[], 'This resource is for administrators only.'],
+    [['auditor'] as Role[], ['user'] as Role[], 'This resource needs one of the roles: admin, auditor.'],
+  ])(
+    'a route for %j lets an account with %j through unless the 403 says %j',
+    async (routeRoles, roles, detail) => {
+      const { guard, verifier } = setup('required', routeRoles);
+      verifier.bearer.mockResolvedValueOnce({ ...principal, roles });
+      const outcome = await guard
+        .canActivate(contextFor(request([['Authorization', 'Bearer good-token']])))
+        .then(
+          (allowed) => allowed,
+          (error: { getStatus(): number; getResponse(): unknown }) => [
+            error.getStatus(),
+            error.getResponse(),
+          ],
+        );
+      expect(outcome).toEqual(
+        detail === null ? true : [403, { type: 'forbidden', title: 'Forbidden', detail }],
+      );
+    },
+  );
+
+  it('passes on a failure that is not an Error as one, never as a 401', async () => {
+    const { guard, verifier } = setup();
+    // What passport would pass on from a verifier that rejects with a string.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+    verifier.bearer.mockImplementationOnce(() => Promise.reject('store unavailable'));
+    await expect(
+      guard.canActivate(contextFor(request([['Authorization', 'Bearer good-token']]))),
+    ).rejects.toThrow(new Error('Authentication failed'));
   });
 
   it('answers 400 for credentials sent two ways', async () => {

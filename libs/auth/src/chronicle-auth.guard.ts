@@ -100,19 +100,13 @@ export class ChronicleAuthGuard implements CanActivate {
       case 'malformed-basic':
         throw unauthorized('The credentials are invalid.', false);
     }
-    const bearer = credentials.kind === 'bearer';
     return new Promise((resolve, reject) => {
       const done = (error: unknown, principal: Principal | false, challenge?: unknown) => {
         if (error) reject(error instanceof Error ? error : new Error('Authentication failed'));
         else if (principal) resolve(principal);
+        // The bearer verifier answers a principal or a TokenRejection: only Basic fails without one.
         else if (challenge instanceof TokenRejection) reject(new TokenRefused(challenge));
-        else
-          reject(
-            unauthorized(
-              bearer ? 'The access token is invalid, expired or revoked.' : 'The credentials are invalid.',
-              bearer,
-            ),
-          );
+        else reject(unauthorized('The credentials are invalid.', false));
       };
       const middleware = this.passport.authenticate(credentials.kind, { session: false }, done) as (
         request: unknown,
