@@ -247,6 +247,16 @@ describe('ChronicleAuthGuard', () => {
     ).rejects.toThrow(new Error('Authentication failed'));
   });
 
+  it('records a request Fastify routed to no route template as unrouted, never by its URL', async () => {
+    const { guard, security } = setup();
+    const { routeOptions: _template, ...req } = request([['Authorization', 'Bearer bad-token']]);
+    await rejection(guard.canActivate(contextFor(req)));
+    expect(security.observe).toHaveBeenCalledWith(
+      'AccessTokenRejected.v1',
+      expect.objectContaining({ route: 'GET unrouted' }),
+    );
+  });
+
   it('answers 400 for credentials sent two ways', async () => {
     const { guard, verifier } = setup();
     const req = request([['Authorization', 'Bearer good-token']], { access_token: 'good-token' });
