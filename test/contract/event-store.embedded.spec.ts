@@ -152,6 +152,43 @@ describe('SqliteEventStore', () => {
       db.close();
 
       expect(() => open()).toThrow('schema version 3; this build knows 2');
+      // Refused before anything is changed: a newer build's file keeps its journal mode.
+      const check = new Database(join(dataDir, 'events.db'), { readonly: true });
+      try {
+        expect(check.pragma('journal_mode', { simple: true })).toBe('delete');
+      } finally {
+        check.close();
+      }
+    });
+
+    it('chains a version 1 store of more events than one migration batch, every one of them', async () => {
+      const db = new Database(join(dataDir, 'events.db'));
+      db.exec(`
+        CREATE TABLE events (position INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, stream TEXT NOT NULL,
+          revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL,
+          UNIQUE (stream, revision)) STRICT;
+        PRAGMA user_version = 1;`);
+      const insert = db.prepare(
+        'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+      );
+      const metadata = JSON.stringify({
+        actor: 'a-1',
+        correlationId: 'c',
+        causationId: null,
+        occurredAt: '2026-11-02T10:00:00.000Z',
+      });
+      // The migration reads 5,000 events at a time.
+      db.transaction(() => {
+        for (let i = 0; i < 5_001; i++)
+          insert.run(randomUUID(), 'user-1', i, 'UserPatched.v1', '{}', metadata);
+      })();
+      db.close();
+
+      const store = open();
+      await expect(verifyChain(store.readChain(), 'log')).resolves.toMatchObject({
+        broken: null,
+        events: 5_001,
+      });
     });
   });
 
