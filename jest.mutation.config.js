@@ -11,6 +11,9 @@ const extra = {
   'event-store': [
     '<rootDir>/test/contract/event-store.embedded.spec.ts',
     '<rootDir>/test/contract/checkpoint-store.spec.ts',
+    // The event processor's loop (batches, commits, retries, parking, resubscription) is tested
+    // through the projection processor built on it (the sagas' and sessions' specs are slower).
+    '<rootDir>/libs/read-models/src/projection-processor*.spec.ts',
   ],
   auth: ['<rootDir>/test/contract/attempt-counters.spec.ts'],
   'read-models': ['<rootDir>/test/contract/read-store.memory.spec.ts'],

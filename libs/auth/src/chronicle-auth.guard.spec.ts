@@ -217,6 +217,11 @@ describe('ChronicleAuthGuard', () => {
     [['auditor', 'user'] as Role[], ['admin'] as Role[], null],
     [[] as Role[], ['auditor', 'user'] as Role[], 'This resource is for administrators only.'],
     [['auditor'] as Role[], ['user'] as Role[], 'This resource needs one of the roles: admin, auditor.'],
+    [
+      ['auditor', 'user'] as Role[],
+      [] as Role[],
+      'This resource needs one of the roles: admin, auditor, user.',
+    ],
   ])(
     'a route for %j lets an account with %j through unless the 403 says %j',
     async (routeRoles, roles, detail) => {
