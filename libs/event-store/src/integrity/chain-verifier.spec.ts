@@ -1,5 +1,5 @@
 import { position } from '../position';
-import { verifyChain } from './chain-verifier';
+import { headDigest, verifyChain } from './chain-verifier';
 import { chainHash, type ChainLink, type ChainScope, GENESIS_HASH } from './history-chain';
 
 /** A history of `count` events over two streams, chained as a store of `scope` would chain it. */
@@ -103,8 +103,70 @@ describe('verifyChain', () => {
       const other = await verifyChain(iterate(links), scope, { ...sealed, hash: '0'.repeat(64) });
 
       expect(grown).toMatchObject({ broken: null, sealMismatch: null, events: 6 });
+      expect(other.sealMismatch).toBe(
+        `the history up to the sealed position 4 is not the one sealed (hash ${sealed.hash}, sealed ${'0'.repeat(64)})`,
+      );
+    });
+
+    it('refuses a seal of the same hash but another recorded time', async () => {
+      const links = history(scope, 6);
+      const sealed = (await verifyChain(iterate(links.slice(0, 4)), scope)).head!;
+
+      const other = await verifyChain(iterate(links), scope, {
+        ...sealed,
+        recordedAt: '2026-01-01T00:00:00.000Z',
+      });
+
       expect(other.sealMismatch).toContain('is not the one sealed');
     });
+
+    it('reports a break before the sealed position as the break alone', async () => {
+      const links = history(scope, 6);
+      const sealed = (await verifyChain(iterate(links), scope)).head!;
+      links[1] = { ...links[1], data: '{"age":99}' };
+
+      const result = await verifyChain(iterate(links), scope, sealed);
+
+      expect(result).toMatchObject({ events: 2, broken: { position: '2' }, sealMismatch: null });
+    });
+
+    it('names a link stored without a hash', async () => {
+      const links = history(scope, 3);
+      links[2] = { ...links[2], hash: '' };
+
+      const result = await verifyChain(iterate(links), scope);
+
+      expect(result.broken!.reason).toMatch(
+        /^the stored hash \(none\) is not [0-9a-f]{64}: the event, or the one before it, was changed, inserted or removed$/,
+      );
+    });
+  });
+
+  it("on the log scope, the head's hash is its last event's", async () => {
+    const links = history('log', 6);
+
+    expect((await verifyChain(iterate(links), 'log')).head!.hash).toBe(links[5].hash);
+  });
+
+  it('digests the stream heads in the order of their names, whatever order they were met in', () => {
+    const a = { revision: 1, hash: 'a'.repeat(64) };
+    const b = { revision: 2, hash: 'b'.repeat(64) };
+
+    expect(
+      headDigest(
+        new Map([
+          ['user-2', b],
+          ['user-1', a],
+        ]),
+      ),
+    ).toBe(
+      headDigest(
+        new Map([
+          ['user-1', a],
+          ['user-2', b],
+        ]),
+      ),
+    );
   });
 
   it('on the log scope, names two events swapped', async () => {
