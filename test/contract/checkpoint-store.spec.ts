@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointStore, position, SqliteCheckpointStore } from '@chronicle/event-store';
@@ -61,6 +61,41 @@ function describeCheckpointStoreContract(
     expect(await store.load('p')).toEqual(position(12));
   });
 
+  it('keeps parked messages in position order, then by processor; parking again replaces; unparking removes one', async () => {
+    const parkedAt = '2026-11-24T00:00:00.000Z';
+    const message = (processor: string, eventId: string, commit: number, reason = 'permanent') => ({
+      processor,
+      eventId,
+      stream: `user-${eventId}`,
+      revision: 0,
+      type: 'UserPatched.v1',
+      position: position(commit),
+      reason,
+      attempts: 1,
+      parkedAt,
+    });
+    // 100 after 9 and 10: positions compare as numbers, not as text.
+    await store.park(message('q', 'e-100', 100));
+    await store.park(message('q', 'e-10', 10));
+    await store.park(message('p', 'e-10', 10));
+    await store.park(message('p', 'e-9', 9));
+    await store.park(message('p', 'e-9', 9, 'parked again'));
+
+    expect((await store.parked()).map((m) => `${m.processor} ${m.eventId}`)).toEqual([
+      'p e-9',
+      'p e-10',
+      'q e-10',
+      'q e-100',
+    ]);
+    expect(await store.parked('p')).toEqual([
+      message('p', 'e-9', 9, 'parked again'),
+      message('p', 'e-10', 10),
+    ]);
+    expect(await store.unpark('p', 'e-9')).toBe(true);
+    expect(await store.unpark('p', 'e-9')).toBe(false);
+    expect((await store.parked('p')).map((m) => m.eventId)).toEqual(['e-10']);
+  });
+
   it('moves the position with no changed entry', async () => {
     await store.storeState('p', position(3), new Map([['a', 1]]));
     await store.storeState('p', position(4), new Map());
@@ -83,6 +118,19 @@ describe('SqliteCheckpointStore', () => {
       store: SqliteCheckpointStore.open(file),
       reopen: () => Promise.resolve(SqliteCheckpointStore.open(file)),
     };
+  });
+
+  it('creates its file private, before SQLite opens it', async () => {
+    const file = join(dir, 'own-checkpoints.db');
+    const store = SqliteCheckpointStore.open(file);
+    try {
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+    } finally {
+      await store.close();
+    }
+    // An in-memory store has no file to create.
+    await SqliteCheckpointStore.open(':memory:').close();
+    expect(existsSync(':memory:')).toBe(false);
   });
 
   it('stores the entries and the position in one transaction: a failure leaves neither', async () => {
