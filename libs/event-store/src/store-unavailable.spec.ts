@@ -2,7 +2,7 @@ import { DeadlineExceededError, UnavailableError } from '@eventstore/db-client';
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { EsdbEventStore, isTransientEsdbError } from './esdb/esdb-event-store';
 import { mongoClient } from './processing/mongo/mongo-client';
-import { isStoreUnavailable } from './store-unavailable';
+import { isStoreDamaged, isStoreUnavailable } from './store-unavailable';
 
 const sqlite = (code: string) => Object.assign(new Error(code), { code });
 /** What @grpc/grpc-js rejects a call with (a ServiceError): the EventStoreDB client passes some on unwrapped. */
@@ -48,10 +48,33 @@ describe('isStoreUnavailable', () => {
       ['a bug', new TypeError('x is undefined')],
       ['a gRPC call the server refused (INVALID_ARGUMENT)', grpc(3)],
       ['an error with a numeric code and nothing of gRPC', Object.assign(new Error('x'), { code: 14 })],
+      ['a gRPC UNAVAILABLE without its metadata', Object.assign(grpc(14), { metadata: undefined })],
+      ['a gRPC UNAVAILABLE with null metadata', Object.assign(grpc(14), { metadata: null })],
+      ['a gRPC UNAVAILABLE without its details', Object.assign(grpc(14), { details: undefined })],
       ['not an error', 'SQLITE_FULL'],
     ])('does not take %s for one', (_case, error) => {
       expect(isStoreUnavailable(error)).toBe(false);
     });
+  });
+});
+
+describe('isStoreDamaged', () => {
+  it.each([
+    ['SQLITE_CORRUPT', true],
+    ['SQLITE_CORRUPT_VTAB', true],
+    ['SQLITE_NOTADB', true],
+    ['SQLITE_FULL', false],
+    ['NOT_SQLITE_CORRUPT', false],
+  ])('takes an error coded %s as a damaged store: %s', (code, damaged) => {
+    expect(isStoreDamaged(sqlite(code))).toBe(damaged);
+  });
+
+  it.each([
+    ['the code alone', 'SQLITE_CORRUPT'],
+    ['null', null],
+    ['a numeric code', Object.assign(new Error('x'), { code: 11 })],
+  ])('takes %s for no damage', (_case, error) => {
+    expect(isStoreDamaged(error)).toBe(false);
   });
 });
 
