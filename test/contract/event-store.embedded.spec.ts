@@ -66,6 +66,35 @@ describe('SqliteEventStore', () => {
     dataDir = await tempDataDir();
   });
 
+  /** events.db as schema version 1 left it (no chain, no recorded time): user-1's events, in order. */
+  function writeVersionOneStore(events: Array<{ occurredAt: string; data: string }>): void {
+    const db = new Database(join(dataDir, 'events.db'));
+    try {
+      db.exec(`
+        CREATE TABLE events (position INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, stream TEXT NOT NULL,
+          revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL,
+          UNIQUE (stream, revision)) STRICT;
+        PRAGMA user_version = 1;`);
+      const insert = db.prepare(
+        'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+      );
+      db.transaction(() =>
+        events.forEach(({ occurredAt, data }, revision) =>
+          insert.run(
+            randomUUID(),
+            'user-1',
+            revision,
+            'UserPatched.v1',
+            data,
+            JSON.stringify({ actor: 'a-1', correlationId: 'c', causationId: null, occurredAt }),
+          ),
+        ),
+      )();
+    } finally {
+      db.close();
+    }
+  }
+
   afterEach(async () => {
     await Promise.all(stores.splice(0).map((store) => store.close()));
     await rm(dataDir, { recursive: true, force: true });
@@ -95,32 +124,13 @@ describe('SqliteEventStore', () => {
     });
 
     it('brings a version 1 store to version 2: recorded times from occurredAt made monotonic, a valid chain', async () => {
-      const db = new Database(join(dataDir, 'events.db'));
-      db.exec(`
-        CREATE TABLE events (position INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, stream TEXT NOT NULL,
-          revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL,
-          UNIQUE (stream, revision)) STRICT;
-        PRAGMA user_version = 1;`);
-      const insert = db.prepare(
-        'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
-      );
       const occurredAt = [
         '2026-11-02T10:00:00.000Z',
         '2026-03-01T00:00:00Z',
         'not a time',
         '2026-11-03T00:00:00.000Z',
       ];
-      occurredAt.forEach((time, i) =>
-        insert.run(
-          randomUUID(),
-          'user-1',
-          i,
-          'UserPatched.v1',
-          `{"age":${20 + i}}`,
-          JSON.stringify({ actor: 'a-1', correlationId: 'c', causationId: null, occurredAt: time }),
-        ),
-      );
-      db.close();
+      writeVersionOneStore(occurredAt.map((time, i) => ({ occurredAt: time, data: `{"age":${20 + i}}` })));
 
       const store = open();
       const events = await collect(store.readAll());
@@ -162,27 +172,10 @@ describe('SqliteEventStore', () => {
     });
 
     it('chains a version 1 store of more events than one migration batch, every one of them', async () => {
-      const db = new Database(join(dataDir, 'events.db'));
-      db.exec(`
-        CREATE TABLE events (position INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, stream TEXT NOT NULL,
-          revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL,
-          UNIQUE (stream, revision)) STRICT;
-        PRAGMA user_version = 1;`);
-      const insert = db.prepare(
-        'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
-      );
-      const metadata = JSON.stringify({
-        actor: 'a-1',
-        correlationId: 'c',
-        causationId: null,
-        occurredAt: '2026-11-02T10:00:00.000Z',
-      });
       // The migration reads 5,000 events at a time.
-      db.transaction(() => {
-        for (let i = 0; i < 5_001; i++)
-          insert.run(randomUUID(), 'user-1', i, 'UserPatched.v1', '{}', metadata);
-      })();
-      db.close();
+      writeVersionOneStore(
+        Array.from({ length: 5_001 }, () => ({ occurredAt: '2026-11-02T10:00:00.000Z', data: '{}' })),
+      );
 
       const store = open();
       await expect(verifyChain(store.readChain(), 'log')).resolves.toMatchObject({
