@@ -75,16 +75,28 @@ describe('ReadModelSnapshots', () => {
     );
   }
 
-  /** A server's start: snapshot restored, then the processor caught up. */
-  async function start(everyEvents = 100, maxTimeShare = 1) {
+  /** A new store with its snapshot restored, as at a server's start. */
+  async function restored(
+    policy: { everyEvents: number; maxTimeShare: number },
+    {
+      checkpointName = CHECKPOINT,
+      eventStore = events,
+    }: { checkpointName?: string; eventStore?: EventStore } = {},
+  ) {
     const store = new MemoryReadStore();
-    const snapshots = new ReadModelSnapshots(store, events, {
+    const snapshots = new ReadModelSnapshots(store, eventStore, {
       dataDir: dir,
-      checkpointName: CHECKPOINT,
+      checkpointName,
       logger,
-      policy: { everyEvents, maxTimeShare },
+      policy,
     });
     await snapshots.restore();
+    return { store, snapshots };
+  }
+
+  /** A server's start: snapshot restored, then the processor caught up. */
+  async function start(everyEvents = 100, maxTimeShare = 1) {
+    const { store, snapshots } = await restored({ everyEvents, maxTimeShare });
     const restoredAt = await store.getCheckpoint(CHECKPOINT);
     const processor = new ProjectionProcessor(events, store, ALL_PROJECTIONS, {
       checkpointName: CHECKPOINT,
@@ -250,21 +262,8 @@ describe('ReadModelSnapshots', () => {
   });
 
   /** Snapshots observing a store the test feeds itself, batch by batch (no processor). */
-  async function observed(
-    policy: { everyEvents: number; maxTimeShare: number },
-    {
-      checkpointName = CHECKPOINT,
-      eventStore = events,
-    }: { checkpointName?: string; eventStore?: EventStore } = {},
-  ) {
-    const store = new MemoryReadStore();
-    const snapshots = new ReadModelSnapshots(store, eventStore, {
-      dataDir: dir,
-      checkpointName,
-      logger,
-      policy,
-    });
-    await snapshots.restore();
+  async function observed(...args: Parameters<typeof restored>) {
+    const { store, snapshots } = await restored(...args);
     attached.push(snapshots);
     const apply = (commit: number, projection = CHECKPOINT) =>
       store.applyBatch([], { projection, position: position(commit) });
