@@ -94,11 +94,11 @@ export class ChronicleAuthGuard implements CanActivate {
           detail: 'Send credentials one way only: one Authorization header, or one access_token parameter.',
         });
       case 'none':
-        throw unauthorized('Credentials are required.', false);
+        throw unauthorized('Credentials are required.');
       case 'unsupported':
-        throw unauthorized('The Authorization scheme must be Bearer or Basic.', false);
+        throw unauthorized('The Authorization scheme must be Bearer or Basic.');
       case 'malformed-basic':
-        throw unauthorized('The credentials are invalid.', false);
+        throw unauthorized('The credentials are invalid.');
     }
     return new Promise((resolve, reject) => {
       const done = (error: unknown, principal: Principal | false, challenge?: unknown) => {
@@ -106,7 +106,7 @@ export class ChronicleAuthGuard implements CanActivate {
         else if (principal) resolve(principal);
         // The bearer verifier answers a principal or a TokenRejection: only Basic fails without one.
         else if (challenge instanceof TokenRejection) reject(new TokenRefused(challenge));
-        else reject(unauthorized('The credentials are invalid.', false));
+        else reject(unauthorized('The credentials are invalid.'));
       };
       const middleware = this.passport.authenticate(credentials.kind, { session: false }, done) as (
         request: unknown,
@@ -162,15 +162,16 @@ export interface AuthenticatedRequest {
 
 /** The 401 for a handler that needs credentials on an @OptionalAuth() route. */
 export function requireAuthentication(request: AuthenticatedRequest): UnauthorizedException {
-  return request.authFailure ?? unauthorized('Credentials are required.', false);
+  return request.authFailure ?? unauthorized('Credentials are required.');
 }
 
 function problemOf(detail: string, invalidToken: boolean): UnauthorizedProblem {
   return { type: 'unauthorized', title: 'Unauthorized', detail, challenge: { invalidToken } };
 }
 
-function unauthorized(detail: string, invalidToken: boolean): UnauthorizedException {
-  return new UnauthorizedException(problemOf(detail, invalidToken));
+/** A 401 for missing, unsupported or wrong credentials (a refused token is TokenRefused). */
+function unauthorized(detail: string): UnauthorizedException {
+  return new UnauthorizedException(problemOf(detail, false));
 }
 
 /** The 401 of a refused Bearer token, carrying why for its security event (the client sees one answer for all). */
