@@ -327,61 +327,57 @@ export class EventProcessor {
     };
     let pending: Promise<IteratorResult<SubscriptionMessage>> | null = null;
     let idle: Promise<typeof IDLE> | null = null;
-    try {
-      while (this.state === 'running') {
-        pending ??= iterator.next();
-        let result: IteratorResult<SubscriptionMessage> | typeof IDLE;
-        if (!unapplied) {
-          result = await this.untilAnswered(pending);
-        } else {
-          // A deferred commit waits until it is due (or for the next message), else for the next turn.
-          idle ??= deferred
-            ? new Promise((resolve) => setTimeout(() => resolve(IDLE), this.idleCommitWaitMs()).unref())
-            : new Promise((resolve) => setImmediate(() => resolve(IDLE)));
-          result = await Promise.race([pending, idle]);
-        }
-        if (this.state !== 'running') return;
-        if (result === IDLE) {
-          idle = null;
-          if (batch.length === 0 && !this.idleCommitDue()) deferred = true;
-          else await applyBatch();
-          continue;
-        }
-        pending = null;
-        if (result.done) {
-          await applyBatch();
-          return;
-        }
-        const message = result.value;
-        if (message.kind === 'caught-up') {
-          idle = null;
-          await applyBatch();
-          this.markCaughtUp();
-          continue;
-        }
-        const position = message.kind === 'event' ? message.event.position : message.position;
-        if (message.kind === 'event') {
-          // Only an event makes a later one a repeat: a checkpoint, which servers have sent
-          // wrong, never suppresses an event.
-          if (lastEvent !== null && comparePositions(position, lastEvent) <= 0) continue;
-          lastEvent = position;
-          batch.push(message.event);
-          if (deferred) idle = null;
-        } else if (gathered !== null && comparePositions(position, gathered) <= 0) {
-          continue;
-        }
-        // The batch's checkpoint never goes backwards.
-        if (gathered === null || comparePositions(position, gathered) > 0) gathered = position;
-        unapplied = true;
-        if (batch.length > 0) deferred = false;
-        if (batch.length >= this.batchSize) {
-          idle = null;
-          await applyBatch();
-        }
+    while (this.state === 'running') {
+      // Awaited or raced at once: a read left pending when the loop ends early fails handled.
+      pending ??= iterator.next();
+      let result: IteratorResult<SubscriptionMessage> | typeof IDLE;
+      if (!unapplied) {
+        result = await this.untilAnswered(pending);
+      } else {
+        // A deferred commit waits until it is due (or for the next message), else for the next turn.
+        idle ??= deferred
+          ? new Promise((resolve) => setTimeout(() => resolve(IDLE), this.idleCommitWaitMs()).unref())
+          : new Promise((resolve) => setImmediate(() => resolve(IDLE)));
+        result = await Promise.race([pending, idle]);
       }
-    } finally {
-      // Left pending when the loop ends early; its outcome no longer matters.
-      pending?.catch(() => undefined);
+      if (this.state !== 'running') return;
+      if (result === IDLE) {
+        idle = null;
+        if (batch.length === 0 && !this.idleCommitDue()) deferred = true;
+        else await applyBatch();
+        continue;
+      }
+      pending = null;
+      if (result.done) {
+        await applyBatch();
+        return;
+      }
+      const message = result.value;
+      if (message.kind === 'caught-up') {
+        idle = null;
+        await applyBatch();
+        this.markCaughtUp();
+        continue;
+      }
+      const position = message.kind === 'event' ? message.event.position : message.position;
+      if (message.kind === 'event') {
+        // Only an event makes a later one a repeat: a checkpoint, which servers have sent
+        // wrong, never suppresses an event.
+        if (lastEvent !== null && comparePositions(position, lastEvent) <= 0) continue;
+        lastEvent = position;
+        batch.push(message.event);
+        if (deferred) idle = null;
+      } else if (gathered !== null && comparePositions(position, gathered) <= 0) {
+        continue;
+      }
+      // The batch's checkpoint never goes backwards.
+      if (gathered === null || comparePositions(position, gathered) > 0) gathered = position;
+      unapplied = true;
+      if (batch.length > 0) deferred = false;
+      if (batch.length >= this.batchSize) {
+        idle = null;
+        await applyBatch();
+      }
     }
   }
 
