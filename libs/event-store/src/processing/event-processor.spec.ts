@@ -533,6 +533,22 @@ describe('EventProcessor', () => {
       await until(() => handler.commits.length === 2, 'the commit of the event');
       expect(handler.commits).toEqual(['3', '11']);
     });
+
+    it('keeps waiting for the due time through another checkpoint, and still commits an event at once', async () => {
+      await deferredCheckpoint();
+      store.subscriptions[0].push(checkpoint(12));
+      await settle();
+      expect(handler.commits).toEqual(['3']);
+      store.subscriptions[0].push(event(13));
+      await until(() => handler.commits.length === 2, 'the commit of the event');
+      expect(handler.commits).toEqual(['3', '13']);
+    });
+
+    it('commits no checkpoint waiting for its due time once stopped', async () => {
+      const p = await deferredCheckpoint();
+      await stopAndWait(p);
+      expect(handler.commits).toEqual(['3']);
+    });
   });
 
   describe('waitFor', () => {
@@ -578,6 +594,15 @@ describe('EventProcessor', () => {
 
     it('answers false to who waits when the processor stops', async () => {
       const p = await live();
+      const waiting = tracked(p.waitFor(position(6), 60_000));
+      await p.stop();
+      await settle();
+      expect(waiting).toEqual({ settled: true, value: false });
+      expect(jest.getTimerCount()).toBe(0);
+    });
+
+    it('answers false to who waits when a processor never started is stopped', async () => {
+      const p = processor();
       const waiting = tracked(p.waitFor(position(6), 60_000));
       await p.stop();
       await settle();

@@ -230,12 +230,11 @@ export class EventProcessor {
     });
   }
 
-  /** Closes the subscription and waits for the event in hand; safe to call more than once. */
+  /**
+   * Closes the subscription and waits for the event in hand; safe to call more than once, or
+   * before start(). Who waits for a position is answered false.
+   */
   async stop(): Promise<void> {
-    if (this.state !== 'running') {
-      this.state = 'stopped';
-      return;
-    }
     this.state = 'stopped';
     this.cancelSleep?.();
     await this.closeSubscription();
@@ -296,8 +295,7 @@ export class EventProcessor {
     });
     this.subscription = subscription;
     try {
-      // stop() may have run while the subscription was being opened.
-      if (this.state === 'running') await this.consume(subscription);
+      await this.consume(subscription);
     } finally {
       await this.closeSubscription();
     }
