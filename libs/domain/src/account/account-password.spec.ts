@@ -112,7 +112,12 @@ describe('Account: password reset and change', () => {
   it('changes the password only while the one the caller proved is current', () => {
     given([opened, changed(2)])
       .when({ type: 'ChangePassword', passwordHash: 'h3', verifiedPasswordHash: 'h0', now: at(3) })
-      .thenThrows(PasswordChangedMeanwhileError);
+      // The answer to a wrong password: a caller learns nothing more from the race.
+      .thenFails(PasswordChangedMeanwhileError, {
+        name: 'PasswordChangedMeanwhileError',
+        code: 'wrong-password',
+        message: 'The current password is wrong',
+      });
   });
 
   it('gives every reset and change the next credentials version, whatever the clocks say', () => {

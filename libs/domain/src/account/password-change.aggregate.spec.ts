@@ -32,4 +32,9 @@ describe('Password change follow-ups', () => {
     given([revoked, noticed]).when(notice).then([]);
     expect(given([revoked, noticed]).state).toEqual({ exists: true, revoked: true, notified: true });
   });
+
+  it('still revokes after a notice recorded first: each follow-up is done once, in either order', () => {
+    given([noticed]).when(revoke).then([revoked]);
+    expect(given([noticed]).state).toEqual({ exists: true, revoked: false, notified: true });
+  });
 });

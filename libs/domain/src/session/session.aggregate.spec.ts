@@ -66,7 +66,11 @@ describe('Session', () => {
   it('issues nothing to a request authenticated against older credentials than the account has', () => {
     given([])
       .when(issue('t-1', null, 0, [1, 2]))
-      .thenThrows(CredentialsRevokedError);
+      .thenFails(CredentialsRevokedError, {
+        name: 'CredentialsRevokedError',
+        code: 'credentials-revoked',
+        message: 'The credentials are no longer valid',
+      });
     given([started])
       .when(issue('t-2', 't-1', 5, [2, 3]))
       .thenThrows(CredentialsRevokedError);
@@ -99,7 +103,7 @@ describe('Session', () => {
       .then([]);
     given([])
       .when({ type: 'EndSession', tokenId: 't-2', now: at(11) })
-      .thenThrows(NotFoundError);
+      .thenFails(NotFoundError, { message: 'Session not found' });
   });
 
   it('keeps the same state however many tokens it issued', () => {
