@@ -1,4 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EVENTS_FILE, SqliteEventStore, STORE_ID_FILE, StoreLostError } from './sqlite-event-store';
@@ -21,6 +30,37 @@ describe('SqliteEventStore identity', () => {
     expect(idIn(dir)).toBe(id);
   });
 
+  it('keeps store-id private to the service user', async () => {
+    await SqliteEventStore.open(dir).close();
+    expect(statSync(join(dir, STORE_ID_FILE)).mode & 0o777).toBe(0o600);
+  });
+
+  it('completes a store-id a crash left empty from events.db', async () => {
+    await SqliteEventStore.open(dir).close();
+    const id = idIn(dir);
+    truncateSync(join(dir, STORE_ID_FILE), 0);
+    await SqliteEventStore.open(dir).close();
+    expect(idIn(dir)).toBe(id);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('takes the identity store-id records for an events.db from before identities', async () => {
+    await SqliteEventStore.open(dir).close();
+    const recorded = '00000000-0000-4000-8000-000000000000';
+    writeFileSync(join(dir, STORE_ID_FILE), `${recorded}\n`);
+    const db = new Database(join(dir, EVENTS_FILE));
+    db.exec('DELETE FROM store_identity');
+    db.close();
+    await SqliteEventStore.open(dir).close();
+    const reopened = new Database(join(dir, EVENTS_FILE), { readonly: true });
+    try {
+      expect(reopened.prepare('SELECT store_id FROM store_identity').pluck().all()).toEqual([recorded]);
+    } finally {
+      reopened.close();
+    }
+    expect(idIn(dir)).toBe(recorded);
+  });
+
   it('writes store-id again from events.db when only that was lost (a crash in between)', async () => {
     await SqliteEventStore.open(dir).close();
     const id = idIn(dir);
@@ -39,8 +79,22 @@ describe('SqliteEventStore identity', () => {
       const file = join(dir, EVENTS_FILE);
       for (const suffix of ['-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
       lose(file);
-      expect(() => SqliteEventStore.open(dir)).toThrow(StoreLostError);
-      expect(() => SqliteEventStore.open(dir)).toThrow(`DATA_DIR (${dir}): ${file} is ${what}`);
+      let refusal: unknown;
+      try {
+        SqliteEventStore.open(dir);
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toBeInstanceOf(StoreLostError);
+      const { name, dataDir, message } = refusal as StoreLostError;
+      expect({ name, dataDir, message }).toEqual({
+        name: 'StoreLostError',
+        dataDir: dir,
+        message:
+          `DATA_DIR (${dir}): ${file} is ${what}, but store-id says store ${idIn(dir)} was created here. ` +
+          'The event history is not where it was: restore it ' +
+          `from a backup (\`restore DIR\`), or, to start an empty store on purpose, remove ${join(dir, STORE_ID_FILE)}.`,
+      });
     },
   );
 
