@@ -472,7 +472,19 @@ export function describeEventStoreContract(
         expect(one.map((e) => e.id)).toEqual([events[0].id]);
         expect(ours(everything)).toEqual(events.map((e) => e.id));
         await expect(collect(store.readAll({ eventTypes: [kept], exceptTypes: [skipped] }))).rejects.toThrow(
-          RangeError,
+          new RangeError('eventTypes and exceptTypes exclude each other'),
+        );
+      });
+
+      it('refuses a read with an argument out of range, before reading', async () => {
+        await expect(store.readStream(streamName(), { fromRevision: -1 })).rejects.toThrow(
+          new RangeError('fromRevision must be a non-negative integer, got -1'),
+        );
+        await expect(collect(store.readAll({ limit: 1.5 }))).rejects.toThrow(
+          new RangeError('limit must be a non-negative integer, got 1.5'),
+        );
+        await expect(store.queryLog({ limit: 0 })).rejects.toThrow(
+          new RangeError('limit must be a positive integer, got 0'),
         );
       });
 

@@ -18,6 +18,7 @@ import {
   WrongExpectedRevisionError,
 } from '../event-store.port';
 import { validateAppend } from '../append-validation';
+import { validateLogQuery, validateReadAll, validFromRevision } from '../read-validation';
 import { type Position, position } from '../position';
 import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
 import { EVENT_COLUMNS, type EventRow, toChainLink, toRecordedEvent } from './event-row';
@@ -292,25 +293,15 @@ export class SqliteEventStore extends EventStore implements EventLog {
   override readStream(stream: string, options: { fromRevision?: number } = {}): Promise<RecordedEvent[]> {
     return settle(() => {
       this.assertOpen();
-      const fromRevision = options.fromRevision ?? 0;
-      if (!Number.isSafeInteger(fromRevision) || fromRevision < 0) {
-        throw new RangeError(`fromRevision must be a non-negative integer, got ${fromRevision}`);
-      }
-      return this.selectStream.all(stream, fromRevision).map(toRecordedEvent);
+      return this.selectStream.all(stream, validFromRevision(options.fromRevision)).map(toRecordedEvent);
     });
   }
 
   override async *readAll(options: ReadAllOptions = {}): AsyncGenerator<RecordedEvent> {
-    const { limit } = options;
-    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
-      throw new RangeError(`limit must be a non-negative integer, got ${limit}`);
-    }
+    validateReadAll(options);
+    const { limit, eventTypes, exceptTypes } = options;
     let cursor = options.after ? toSequence(options.after) : 0;
     let remaining = limit ?? Number.POSITIVE_INFINITY;
-    const { eventTypes, exceptTypes } = options;
-    if (eventTypes !== undefined && exceptTypes !== undefined) {
-      throw new RangeError('eventTypes and exceptTypes exclude each other');
-    }
     const listed = eventTypes ?? exceptTypes;
     const types = listed === undefined ? null : [...new Set(listed)];
     const except = exceptTypes !== undefined;
@@ -340,9 +331,8 @@ export class SqliteEventStore extends EventStore implements EventLog {
    */
   override async queryLog(query: LogQuery): Promise<LogPage> {
     this.assertOpen();
+    validateLogQuery(query);
     const { limit } = query;
-    if (!Number.isSafeInteger(limit) || limit < 1)
-      throw new RangeError(`limit must be a positive integer, got ${limit}`);
     let after = query.after ? toSequence(query.after) : 0;
     let upTo = this.selectHead.get() ?? 0;
     if (query.since !== undefined) {

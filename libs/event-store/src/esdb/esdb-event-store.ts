@@ -15,6 +15,7 @@ import {
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
 import { validateAppend } from '../append-validation';
+import { validateLogQuery, validateReadAll, validFromRevision } from '../read-validation';
 import {
   type AppendResult,
   EventStore,
@@ -312,10 +313,7 @@ export class EsdbEventStore extends EventStore {
     options: { fromRevision?: number } = {},
   ): Promise<RecordedEvent[]> {
     this.assertOpen();
-    const fromRevision = options.fromRevision ?? 0;
-    if (!Number.isSafeInteger(fromRevision) || fromRevision < 0) {
-      throw new RangeError(`fromRevision must be a non-negative integer, got ${fromRevision}`);
-    }
+    const fromRevision = validFromRevision(options.fromRevision);
     const events = await this.readStreamEvents(stream, fromRevision);
     const last = events.at(-1);
     if (last !== undefined) this.rememberHead(stream, last.revision, last.hash);
@@ -348,16 +346,10 @@ export class EsdbEventStore extends EventStore {
   }
 
   override async *readAll(options: ReadAllOptions = {}): AsyncGenerator<RecordedEvent> {
-    const { limit } = options;
-    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
-      throw new RangeError(`limit must be a non-negative integer, got ${limit}`);
-    }
+    validateReadAll(options);
+    const { limit, eventTypes, exceptTypes } = options;
     let remaining = limit ?? Number.POSITIVE_INFINITY;
     if (remaining === 0) return;
-    const { eventTypes, exceptTypes } = options;
-    if (eventTypes !== undefined && exceptTypes !== undefined) {
-      throw new RangeError('eventTypes and exceptTypes exclude each other');
-    }
     // The client's $all read takes no filter: other types are skipped here.
     const types = eventTypes === undefined ? null : new Set(eventTypes);
     const except = new Set(exceptTypes);
@@ -374,9 +366,8 @@ export class EsdbEventStore extends EventStore {
    * the scan stopped, so that no record is skipped.
    */
   override async queryLog(query: LogQuery): Promise<LogPage> {
+    validateLogQuery(query);
     const { limit } = query;
-    if (!Number.isSafeInteger(limit) || limit < 1)
-      throw new RangeError(`limit must be a positive integer, got ${limit}`);
     const deadline = Date.now() + this.queryBudgetMs;
     const events: RecordedEvent[] = [];
     let scanned: Position | null = null;
