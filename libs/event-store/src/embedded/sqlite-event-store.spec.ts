@@ -184,6 +184,27 @@ describe('SqliteEventStore', () => {
     });
   });
 
+  describe('recorded time', () => {
+    it('never goes back when the clock does: since/until windows stay in position order', async () => {
+      const store = open();
+      const recordedAt = async (stream: string) => (await store.readStream(stream))[0].recordedAt;
+      jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'queueMicrotask'] });
+      try {
+        jest.setSystemTime(new Date('2026-11-24T10:00:00.000Z'));
+        await store.append('clock-1', [newEvent()], 'no_stream');
+        jest.setSystemTime(new Date('2026-11-24T09:00:00.000Z'));
+        await store.append('clock-2', [newEvent()], 'no_stream');
+        jest.setSystemTime(new Date('2026-11-24T10:00:00.001Z'));
+        await store.append('clock-3', [newEvent()], 'no_stream');
+      } finally {
+        jest.useRealTimers();
+      }
+      expect(await recordedAt('clock-1')).toBe('2026-11-24T10:00:00.000Z');
+      expect(await recordedAt('clock-2')).toBe('2026-11-24T10:00:00.000Z');
+      expect(await recordedAt('clock-3')).toBe('2026-11-24T10:00:00.001Z');
+    });
+  });
+
   describe('queryLog', () => {
     it('answers an empty page, with no next, for no wanted type and for a since after the last event', async () => {
       const store = open();
