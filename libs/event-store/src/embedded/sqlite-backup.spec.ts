@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newEvent } from '../new-event.spec-helper';
@@ -69,5 +69,32 @@ describe('SQLite backup checks', () => {
       `${other}: is not an event store: no such table: store_identity`,
     );
     expect(failure(() => summarizeEventStore(anonymous))).toBe(`${anonymous}: records no store identity`);
+  });
+
+  it('names the first three problems of a damaged file, not all of them', () => {
+    const damaged = join(dir, 'damaged.db');
+    const db = new Database(damaged);
+    db.exec('CREATE TABLE t (a INTEGER, b TEXT); CREATE INDEX i ON t (a)');
+    for (let row = 1; row <= 6; row++) db.prepare('INSERT INTO t VALUES (?, ?)').run(row, `b${row}`);
+    // The index now claims another column than the one it holds: each row is "missing" from it.
+    db.unsafeMode(true);
+    db.pragma('writable_schema = ON');
+    db.prepare("UPDATE sqlite_master SET sql = 'CREATE INDEX i ON t (b)' WHERE name = 'i'").run();
+    db.close();
+
+    expect(() => checkDatabase(damaged)).toThrow(
+      new BackupCheckError(
+        damaged,
+        "SQLite's integrity check failed: row 1 missing from index i; row 2 missing from index i; " +
+          'row 3 missing from index i',
+      ),
+    );
+  });
+
+  it('copies only a database that exists, creating none in its place', () => {
+    const missing = join(dir, 'missing.db');
+    expect(() => copyLiveDatabase(missing, join(dir, 'copy.db'))).toThrow(/unable to open database file/);
+    expect(existsSync(missing)).toBe(false);
+    expect(existsSync(join(dir, 'copy.db'))).toBe(false);
   });
 });
