@@ -1,7 +1,7 @@
 import { ChronicleConfigModule, parseConfig } from '@chronicle/config';
 import { EVENT_UPCASTERS } from '@chronicle/domain';
 import { ChronicleMetrics } from '@chronicle/metrics';
-import { Global, Module } from '@nestjs/common';
+import { Global, Inject, Injectable, Logger, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { EventStore, type EventStoreObserver } from './event-store.port';
 import { newEvent } from './new-event.spec-helper';
 import { position } from './position';
 import { CheckpointStore } from './processing';
+import { MongoCheckpointStore } from './processing/mongo';
 import { UpcastingEventStore } from './upcasting';
 
 describe('EventStoreModule', () => {
@@ -23,6 +24,17 @@ describe('EventStoreModule', () => {
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
+  /** A feature module's provider: it sees the stores only if the module exports them. */
+  @Injectable()
+  class StoreUser {
+    constructor(
+      @Inject(EventStore) readonly store: EventStore,
+      @Inject(CheckpointStore) readonly checkpoints: CheckpointStore,
+    ) {}
+  }
+  @Module({ providers: [StoreUser] })
+  class FeatureModule {}
+
   async function start(metrics?: ChronicleMetrics) {
     @Global()
     @Module({ providers: [{ provide: ChronicleMetrics, useValue: metrics }], exports: [ChronicleMetrics] })
@@ -30,6 +42,7 @@ describe('EventStoreModule', () => {
     const imports = [
       ChronicleConfigModule.forRoot(parseConfig({ DATA_DIR: dataDir })),
       EventStoreModule.forRoot(),
+      FeatureModule,
     ];
     const app = await Test.createTestingModule({
       imports: metrics ? [MetricsModule, ...imports] : imports,
@@ -44,6 +57,7 @@ describe('EventStoreModule', () => {
     expect(store).toBeInstanceOf(UpcastingEventStore);
     expect((store as UpcastingEventStore).inner).toBeInstanceOf(SqliteEventStore);
     expect(checkpoints).toBeInstanceOf(SqliteCheckpointStore);
+    expect(app.get(StoreUser)).toEqual({ store, checkpoints });
 
     // Stored by an older writer, read as the newest version by the domain's upcasters.
     const [upcaster] = EVENT_UPCASTERS;
@@ -99,5 +113,54 @@ describe('openEventStore and openCheckpointStore', () => {
     expect(readdirSync(dataDir).filter((file) => file.endsWith('.db'))).toEqual(['checkpoints.db']);
     await checkpoints.close();
     await store.close();
+  });
+
+  it.each([
+    ['mongodb://127.0.0.1:1/audit', 'audit'],
+    ['mongodb://127.0.0.1:1', 'chronicle'],
+  ])('keeps the checkpoints in MongoDB when MONGODB_URI is set: %s in database %s', async (uri, database) => {
+    const checkpoints = {} as MongoCheckpointStore;
+    const connect = jest.spyOn(MongoCheckpointStore, 'connect').mockResolvedValue(checkpoints);
+    try {
+      await expect(openCheckpointStore(parseConfig({ DATA_DIR: dataDir, MONGODB_URI: uri }))).resolves.toBe(
+        checkpoints,
+      );
+      expect(connect.mock.calls).toEqual([[uri, database]]);
+    } finally {
+      connect.mockRestore();
+    }
+  });
+
+  it("gives EventStoreDB's adapter the observer, and logs its dropped subscriptions and ignored checkpoints", async () => {
+    const connect = jest.spyOn(EsdbEventStore, 'connect');
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const observer: EventStoreObserver = { appended: () => undefined, committed: () => undefined };
+    try {
+      const store = await openEventStore(
+        parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: 'esdb://127.0.0.1:1?tls=false' }),
+        observer,
+      );
+      await store.close();
+      const [url, options] = connect.mock.calls[0];
+      expect(url).toBe('esdb://127.0.0.1:1?tls=false');
+      expect(options?.observer).toBe(observer);
+      const dropped = new Error('connection reset');
+      options?.onSubscriptionDropped?.(dropped, 2, 400);
+      options?.onCheckpointIgnored?.(position(9, 8), 'before the last event');
+      expect(warn.mock.calls).toEqual([
+        [{ err: dropped, attempt: 2, delayMs: 400 }, 'Subscription dropped; resubscribing'],
+        [
+          'Ignored a filter checkpoint at 9:8: before the last event; an EventStoreDB release with ' +
+            'KurrentDB PR 4892 and 4975 (24.10.5 or later) sends none',
+        ],
+      ]);
+      expect(warn.mock.contexts.map((logger) => (logger as unknown as { context: string }).context)).toEqual([
+        'EventStoreDB',
+        'EventStoreDB',
+      ]);
+    } finally {
+      connect.mockRestore();
+      warn.mockRestore();
+    }
   });
 });
