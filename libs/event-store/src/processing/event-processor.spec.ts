@@ -720,6 +720,15 @@ describe('EventProcessor', () => {
       expect(handler.commits).toEqual(['3']);
     });
 
+    it('says nothing of a read that fails because stop() closed the subscription', async () => {
+      const p = await live();
+      store.subscriptions[0].rejectReadsOnClose = true;
+      await stopAndWait(p);
+      expect(store.subscriptions[0].closeCalls).toBe(1);
+      expect(logger.errors).toEqual([]);
+      expect(store.subscriptions).toHaveLength(1);
+    });
+
     it('leaves no read of a dropped subscription to fail unheard', async () => {
       const unhandled: unknown[] = [];
       const listener = (reason: unknown) => unhandled.push(reason);
