@@ -52,6 +52,9 @@ describe('positions', () => {
   it('names what is wrong with a position', () => {
     expect(positionProblem(position(-1n, -1n))).toBe('negative');
     expect(positionProblem(position(1n, -1n))).toBe('negative');
+    // Each half on its own, whatever the other: not "commit before prepare".
+    expect(positionProblem(position(-1n, 0n))).toBe('negative');
+    expect(positionProblem(position(5n, POSITION_LIMIT))).toBe('at or above 2^63');
     expect(positionProblem(position(POSITION_LIMIT, 0n))).toBe('at or above 2^63');
     expect(positionProblem(position(POSITION_LIMIT, POSITION_LIMIT))).toBe('at or above 2^63');
     expect(positionProblem(position(1, 2))).toBe('commit before prepare');
