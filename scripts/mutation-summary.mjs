@@ -19,9 +19,18 @@ for (const lib of LIBS) {
     for (const mutant of mutants) {
       counts[mutant.status] = (counts[mutant.status] ?? 0) + 1;
       if (UNDETECTED.has(mutant.status)) {
-        const { line, column } = mutant.location.start;
-        const code = lines[line - 1].trim().slice(0, 90);
-        undetected.push(`  ${mutant.status} ${path}:${line}:${column} ${mutant.mutatorName} → ${JSON.stringify(mutant.replacement ?? '')} in: ${code}`);
+        const { start, end } = mutant.location;
+        const code = lines[start.line - 1].trim().slice(0, 90);
+        // The text replaced, not only the replacement: a condition and its first operand start at the
+        // same column, and `false` for either reads the same.
+        const replaced =
+          start.line === end.line
+            ? lines[start.line - 1].slice(start.column - 1, end.column - 1)
+            : `${lines[start.line - 1].slice(start.column - 1)}…`;
+        undetected.push(
+          `  ${mutant.status} ${path}:${start.line}:${start.column} ${mutant.mutatorName} ` +
+            `${JSON.stringify(replaced.slice(0, 60))} → ${JSON.stringify(mutant.replacement ?? '')} in: ${code}`,
+        );
       }
     }
   }

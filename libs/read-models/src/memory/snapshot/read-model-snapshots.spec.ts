@@ -211,6 +211,15 @@ describe('ReadModelSnapshots', () => {
     const original = dir;
     dir = fresh;
     writeFileSync(file(), snapshot);
+    const onEmpty = await start(10_000);
+    expect(onEmpty.restoredAt).toBeNull();
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^warn: Ignoring .*: its checkpoint \d+ lies beyond the end of the event log \(empty\)/,
+      ),
+    );
+    await stop(onEmpty);
+    writeFileSync(file(), snapshot);
     await registerCustomers(1001, 100);
 
     const behind = await start(10_000);
