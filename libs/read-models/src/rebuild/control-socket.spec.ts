@@ -224,6 +224,58 @@ describe('projections control socket', () => {
       expect(status).not.toHaveBeenCalled();
     });
 
+    it('reads nothing a client sends after its request line, even while the request runs', async () => {
+      const answer = deferred<Record<string, unknown>>();
+      const asked = deferred<void>();
+      status.mockImplementationOnce(() => {
+        asked.resolve();
+        return answer.promise;
+      });
+      await server.start();
+      // The server's own side of the connection, to see when the second line has reached it.
+      const listening = (server as unknown as { server: Server }).server;
+      const secondChunk = new Promise<void>((resolve) =>
+        listening.once('connection', (socket: Socket) => {
+          let chunks = 0;
+          socket.on('data', () => ++chunks === 2 && resolve());
+        }),
+      );
+      const client = createConnection(socketPath);
+      client.setEncoding('utf8');
+      let received = '';
+      client.on('data', (chunk: string) => (received += chunk));
+      await once(client, 'connect');
+      client.write('{"command":"status"}\n');
+      await asked.promise;
+      client.write('{"command":"rebuild"}\n');
+      await secondChunk;
+      answer.resolve({ lag: 1 });
+      await once(client, 'end');
+      client.destroy();
+
+      expect(received).toBe('{"result":{"lag":1}}\n');
+      expect(status).toHaveBeenCalledTimes(1);
+      expect(rebuilder.calls).toEqual([]);
+    });
+
+    it('survives a connection that fails mid-request, and answers the next one', async () => {
+      await server.start();
+      const listening = (server as unknown as { server: Server }).server;
+      const accepted = new Promise<Socket>((resolve) => listening.once('connection', resolve));
+      const client = createConnection(socketPath);
+      client.on('error', () => undefined);
+      await once(client, 'connect');
+      client.write('{"comm');
+      const served = await accepted;
+      // An error on the server's side of the connection (a reset, a broken pipe) is not the process's.
+      const closed = new Promise((resolve) => served.once('close', resolve));
+      served.destroy(new Error('read ECONNRESET'));
+      await closed;
+      client.destroy();
+
+      expect(await exchange(socketPath, '{"command":"status"}\n')).toEqual([{ result: { lag: 0 } }]);
+    });
+
     it('waits for the end of a line up to 1,024 bytes', async () => {
       await server.start();
       // The server's own view of the connection: the line end is sent only once it has read the rest.
