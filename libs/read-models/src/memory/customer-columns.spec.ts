@@ -181,6 +181,19 @@ describe('CustomerColumns.renderJson', () => {
     expect(JSON.parse(columns.renderJson(5, 6).toString('utf8'))).toEqual([columns.read(5)]);
   });
 
+  it('keeps lone surrogates as they were sent, at both ends of their range, and renders them escaped', () => {
+    const columns = new CustomerColumns();
+    const names = ['\ud800', 'x\udfffy', '\udbff', '\udc00z'];
+    names.forEach((name, at) => columns.apply(at + 1, position(at + 1), { name, email: `${name}@x.io` }));
+
+    expect(names.map((_, index) => columns.read(index))).toEqual(
+      names.map((name, at) => ({ id: at + 1, name, email: `${name}@x.io` })),
+    );
+    expect(columns.renderJson(0, names.length).toString('utf8')).toBe(
+      JSON.stringify(names.map((name, at) => ({ id: at + 1, name, email: `${name}@x.io` }))),
+    );
+  });
+
   it('renders absent fields, irregular timestamps, odd ids and empty ranges as the documents are', () => {
     const columns = new CustomerColumns();
     columns.apply(-7, position(1), { name: 'negative' });
