@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import {
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -10,7 +11,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EVENTS_FILE, SqliteEventStore, STORE_ID_FILE, StoreLostError } from './sqlite-event-store';
+import {
+  EVENTS_FILE,
+  readStoreId,
+  SqliteEventStore,
+  STORE_ID_FILE,
+  StoreLostError,
+} from './sqlite-event-store';
 
 describe('SqliteEventStore identity', () => {
   let dir: string;
@@ -97,6 +104,17 @@ describe('SqliteEventStore identity', () => {
       });
     },
   );
+
+  it('reads store-id as absent only when there is none or it is empty; any other failure is thrown', () => {
+    expect(readStoreId(dir)).toBeNull();
+    writeFileSync(join(dir, STORE_ID_FILE), '');
+    expect(readStoreId(dir)).toBeNull();
+    writeFileSync(join(dir, STORE_ID_FILE), ' 00000000-0000-4000-8000-000000000000\n');
+    expect(readStoreId(dir)).toBe('00000000-0000-4000-8000-000000000000');
+    rmSync(join(dir, STORE_ID_FILE));
+    mkdirSync(join(dir, STORE_ID_FILE));
+    expect(() => readStoreId(dir)).toThrow(expect.objectContaining({ code: 'EISDIR' }));
+  });
 
   it("refuses another store's events.db", async () => {
     await SqliteEventStore.open(dir).close();
