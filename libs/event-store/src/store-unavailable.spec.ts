@@ -18,7 +18,9 @@ describe('isStoreUnavailable', () => {
   });
 
   describe('once the adapters are made', () => {
-    beforeAll(async () => {
+    // Before each test, not all: Stryker's per-test coverage does not see what runs in beforeAll, and
+    // would not run these tests against a mutant of the registration.
+    beforeEach(async () => {
       // Neither connects: the EventStoreDB client dials on its first call, and this one is never connected.
       await EsdbEventStore.connect('esdb://127.0.0.1:1?tls=false').close();
       await mongoClient('mongodb://127.0.0.1:1', {}).close();

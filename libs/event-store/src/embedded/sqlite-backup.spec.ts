@@ -1,10 +1,27 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newEvent } from '../new-event.spec-helper';
-import { BackupCheckError, checkDatabase, copyLiveDatabase, summarizeEventStore } from './sqlite-backup';
+import {
+  BackupCheckError,
+  checkDatabase,
+  copyLiveDatabase,
+  summarizeEventStore,
+  syncFile,
+} from './sqlite-backup';
 import { EVENTS_FILE, readStoreId, SqliteEventStore } from './sqlite-event-store';
+
+/** How many descriptors this process holds on `file` (Linux's /proc). */
+function handlesOn(file: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === file;
+    } catch {
+      return false; // Closed meanwhile (the directory's own descriptor).
+    }
+  }).length;
+}
 
 describe('SQLite backup checks', () => {
   let dir: string;
@@ -25,6 +42,24 @@ describe('SQLite backup checks', () => {
 
     expect(() => checkDatabase(copy)).not.toThrow();
     expect(summarizeEventStore(copy)).toEqual({ storeId: readStoreId(dir), position: '2', events: 2 });
+  });
+
+  it('leaves no file open: neither the source, nor a copy it checked, summarized or synced', async () => {
+    const source = join(dir, EVENTS_FILE);
+    const store = SqliteEventStore.open(dir);
+    await store.append('copied-1', [newEvent()], 'no_stream');
+    const copy = join(dir, 'copy.db');
+    const damaged = join(dir, 'damaged.db');
+    writeFileSync(damaged, 'not a database, but long enough to have a header of sorts. '.repeat(20));
+    copyLiveDatabase(source, copy);
+    // SQLite defers closing a descriptor while another connection of the process locks the file.
+    await store.close();
+    expect(handlesOn(source)).toBe(0);
+    checkDatabase(copy);
+    summarizeEventStore(copy);
+    expect(() => checkDatabase(damaged)).toThrow(BackupCheckError);
+    syncFile(copy);
+    expect([handlesOn(copy), handlesOn(damaged)]).toEqual([0, 0]);
   });
 
   it('summarizes a store with no events', async () => {
