@@ -93,6 +93,10 @@ describe('verifyChain', () => {
       expect(whole.sealMismatch).toBeNull();
       expect(cut.broken).toBeNull();
       expect(cut.sealMismatch).toContain('the sealed position 6 is not in the history (it ends at 4)');
+      const emptied = await verifyChain(iterate([]), scope, sealed);
+      expect(emptied.sealMismatch).toBe(
+        'the sealed position 6 is not in the history (it is empty): the history was cut short or rewritten',
+      );
     });
 
     it('accepts events appended after the seal, and refuses a seal whose hash differs', async () => {
