@@ -181,6 +181,18 @@ describe('CustomerColumns.renderJson', () => {
     expect(JSON.parse(columns.renderJson(5, 6).toString('utf8'))).toEqual([columns.read(5)]);
   });
 
+  it('renders rows far beyond the allowance per row: a long name alone, a long e-mail alone, a long odd createdon', () => {
+    const columns = new CustomerColumns();
+    columns.apply(1, position(1), { name: 'n'.repeat(2_000) });
+    columns.apply(2, position(2), { email: `${'e'.repeat(2_000)}@x.io` });
+    columns.apply(3, position(3), { createdon: `not a date ${'"'.repeat(1_000)}` });
+    for (let index = 0; index < 3; index++) {
+      expect(columns.renderJson(index, index + 1).toString('utf8')).toBe(
+        expectedJson(columns, index, index + 1),
+      );
+    }
+  });
+
   it('keeps lone surrogates as they were sent, at both ends of their range, and renders them escaped', () => {
     const columns = new CustomerColumns();
     const names = ['\ud800', 'x\udfffy', '\udbff', '\udc00z'];
