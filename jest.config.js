@@ -41,8 +41,9 @@ module.exports = {
   coverageReporters: ['text-summary', 'json-summary'],
   // A little below the figures reached: raise them, never lower them. Lowered once, in session 5
   // (the sagas moved to a worker thread, the CLI's new commands run as child processes, where jest
-  // does not count); raised in session 6 to just below what it reached (90.96, 83.42, 89.45, 92.46).
-  coverageThreshold: { global: { statements: 90.5, branches: 83, functions: 89, lines: 92 } },
+  // does not count); raised in session 6 to just below what it reached (90.96, 83.42, 89.45, 92.46),
+  // and in session 9 (91.49, 84.74, 90.08, 92.85).
+  coverageThreshold: { global: { statements: 91, branches: 84, functions: 89.5, lines: 92.3 } },
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     {
