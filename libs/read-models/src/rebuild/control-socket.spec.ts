@@ -87,17 +87,23 @@ class ScriptedRebuilder {
   }
 }
 
-/** Sends raw bytes to a socket and collects every line it answers until it ends the connection. */
-async function exchange(path: string, ...chunks: string[]): Promise<unknown[]> {
+/** A client connected to the socket at `path`, collecting what the server sends it. */
+async function connected(path: string): Promise<{ socket: Socket; received: () => string }> {
   const socket = createConnection(path);
   socket.setEncoding('utf8');
   let received = '';
   socket.on('data', (chunk: string) => (received += chunk));
   await once(socket, 'connect');
+  return { socket, received: () => received };
+}
+
+/** Sends raw bytes to a socket and collects every line it answers until it ends the connection. */
+async function exchange(path: string, ...chunks: string[]): Promise<unknown[]> {
+  const { socket, received } = await connected(path);
   for (const chunk of chunks) socket.write(chunk);
   await once(socket, 'end');
   socket.destroy();
-  return received
+  return received()
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as unknown);
@@ -125,6 +131,9 @@ describe('projections control socket', () => {
     );
     socketPath = join(controlSocketDir(dataDir), `api-${process.pid}.sock`);
   });
+
+  /** The server's listening socket, to see its own side of a connection. */
+  const listening = () => (server as unknown as { server: Server }).server;
 
   afterEach(async () => {
     await server.stop();
@@ -233,18 +242,13 @@ describe('projections control socket', () => {
       });
       await server.start();
       // The server's own side of the connection, to see when the second line has reached it.
-      const listening = (server as unknown as { server: Server }).server;
       const secondChunk = new Promise<void>((resolve) =>
-        listening.once('connection', (socket: Socket) => {
+        listening().once('connection', (socket: Socket) => {
           let chunks = 0;
           socket.on('data', () => ++chunks === 2 && resolve());
         }),
       );
-      const client = createConnection(socketPath);
-      client.setEncoding('utf8');
-      let received = '';
-      client.on('data', (chunk: string) => (received += chunk));
-      await once(client, 'connect');
+      const { socket: client, received } = await connected(socketPath);
       client.write('{"command":"status"}\n');
       await asked.promise;
       client.write('{"command":"rebuild"}\n');
@@ -253,18 +257,16 @@ describe('projections control socket', () => {
       await once(client, 'end');
       client.destroy();
 
-      expect(received).toBe('{"result":{"lag":1}}\n');
+      expect(received()).toBe('{"result":{"lag":1}}\n');
       expect(status).toHaveBeenCalledTimes(1);
       expect(rebuilder.calls).toEqual([]);
     });
 
     it('survives a connection that fails mid-request, and answers the next one', async () => {
       await server.start();
-      const listening = (server as unknown as { server: Server }).server;
-      const accepted = new Promise<Socket>((resolve) => listening.once('connection', resolve));
-      const client = createConnection(socketPath);
+      const accepted = new Promise<Socket>((resolve) => listening().once('connection', resolve));
+      const { socket: client } = await connected(socketPath);
       client.on('error', () => undefined);
-      await once(client, 'connect');
       client.write('{"comm');
       const served = await accepted;
       // An error on the server's side of the connection (a reset, a broken pipe) is not the process's.
@@ -279,17 +281,12 @@ describe('projections control socket', () => {
     it('waits for the end of a line up to 1,024 bytes', async () => {
       await server.start();
       // The server's own view of the connection: the line end is sent only once it has read the rest.
-      const listening = (server as unknown as { server: Server }).server;
       const received = new Promise<void>((resolve) =>
-        listening.once('connection', (socket: Socket) => socket.once('data', () => resolve())),
+        listening().once('connection', (socket: Socket) => socket.once('data', () => resolve())),
       );
       const padded = `{"command":"status"${' '.repeat(1024 - 20)}}`;
       expect(padded).toHaveLength(1024);
-      const socket = createConnection(socketPath);
-      socket.setEncoding('utf8');
-      let answer = '';
-      socket.on('data', (chunk: string) => (answer += chunk));
-      await once(socket, 'connect');
+      const { socket, received: answer } = await connected(socketPath);
 
       socket.write(padded);
       await received;
@@ -297,7 +294,7 @@ describe('projections control socket', () => {
       await once(socket, 'end');
       socket.destroy();
 
-      expect(JSON.parse(answer)).toEqual({ result: { lag: 0 } });
+      expect(JSON.parse(answer())).toEqual({ result: { lag: 0 } });
     });
 
     it('runs a rebuild of one projection, logging its start and result', async () => {
@@ -430,11 +427,7 @@ describe('projections control socket', () => {
 
     it('answers an operation aborted by the server shutting down with the code aborted', async () => {
       await server.start();
-      const socket = createConnection(socketPath);
-      socket.setEncoding('utf8');
-      let received = '';
-      socket.on('data', (chunk: string) => (received += chunk));
-      await once(socket, 'connect');
+      const { socket, received } = await connected(socketPath);
       socket.write('{"command":"verify"}\n');
       await rebuilder.started.promise;
       const signal = rebuilder.last.options.signal!;
@@ -446,7 +439,7 @@ describe('projections control socket', () => {
       await once(socket, 'end');
       await stopping;
 
-      expect(JSON.parse(received)).toEqual({
+      expect(JSON.parse(received())).toEqual({
         error: { code: 'aborted', message: 'The server is shutting down' },
       });
       socket.destroy();
