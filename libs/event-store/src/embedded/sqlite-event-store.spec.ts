@@ -185,7 +185,7 @@ describe('SqliteEventStore', () => {
   });
 
   describe('recorded time', () => {
-    it('never goes back when the clock does: since/until windows stay in position order', async () => {
+    it('never goes back when the clock does, so that it never decreases with position', async () => {
       const store = open();
       const recordedAt = async (stream: string) => (await store.readStream(stream))[0].recordedAt;
       jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'queueMicrotask'] });

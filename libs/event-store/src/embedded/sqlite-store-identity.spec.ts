@@ -86,22 +86,17 @@ describe('SqliteEventStore identity', () => {
       const file = join(dir, EVENTS_FILE);
       for (const suffix of ['-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
       lose(file);
-      let refusal: unknown;
-      try {
-        SqliteEventStore.open(dir);
-      } catch (error) {
-        refusal = error;
-      }
-      expect(refusal).toBeInstanceOf(StoreLostError);
-      const { name, dataDir, message } = refusal as StoreLostError;
-      expect({ name, dataDir, message }).toEqual({
-        name: 'StoreLostError',
-        dataDir: dir,
-        message:
-          `DATA_DIR (${dir}): ${file} is ${what}, but store-id says store ${idIn(dir)} was created here. ` +
-          'The event history is not where it was: restore it ' +
-          `from a backup (\`restore DIR\`), or, to start an empty store on purpose, remove ${join(dir, STORE_ID_FILE)}.`,
-      });
+      expect(() => SqliteEventStore.open(dir)).toThrow(StoreLostError);
+      expect(() => SqliteEventStore.open(dir)).toThrow(
+        expect.objectContaining({
+          name: 'StoreLostError',
+          dataDir: dir,
+          message:
+            `DATA_DIR (${dir}): ${file} is ${what}, but store-id says store ${idIn(dir)} was created here. ` +
+            'The event history is not where it was: restore it ' +
+            `from a backup (\`restore DIR\`), or, to start an empty store on purpose, remove ${join(dir, STORE_ID_FILE)}.`,
+        }),
+      );
     },
   );
 
