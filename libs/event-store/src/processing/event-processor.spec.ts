@@ -314,10 +314,7 @@ describe('EventProcessor', () => {
     it("logs through Nest's Logger under the processor's name when given no logger", async () => {
       const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
       try {
-        store.scripts.push([caughtUp]);
-        const p = new EventProcessor(store, handler, { parking, silenceWarningMs: 0 });
-        processors.push(p);
-        await p.start();
+        await live({ logger: undefined });
         expect(log).toHaveBeenCalledWith('Caught up after the start');
         expect((log.mock.contexts[0] as unknown as { context: string }).context).toBe(
           'EventProcessor(tested)',
@@ -370,8 +367,7 @@ describe('EventProcessor', () => {
     it('touches the handler no more once stop() is called, dropping the events gathered but not handled', async () => {
       const p = await live();
       store.subscriptions[0].push(event(1), event(2));
-      const stopping = p.stop();
-      await stopping;
+      await p.stop();
       await settle();
       expect(handler.attempts).toEqual([]);
       expect(handler.commits).toEqual([]);
@@ -527,7 +523,7 @@ describe('EventProcessor', () => {
       expect(handler.commits).toEqual(['3', '10']);
     });
 
-    it('commits an event that arrives meanwhile at once, with the checkpoint beyond it', async () => {
+    it('commits an event that arrives meanwhile at once, past the waiting checkpoint', async () => {
       await deferredCheckpoint();
       store.subscriptions[0].push(event(11));
       await until(() => handler.commits.length === 2, 'the commit of the event');
