@@ -1,17 +1,19 @@
 # One image for the API (the default command) and the projector (`node dist/apps/projector/src/main.js`).
 #
-# Base: Node.js 22 LTS (supported until 2027-04-30); Node 20 has been end-of-life since 2026-04-30.
+# Base: Node.js 24, the Active LTS line (22 is supported too; 20 has been end-of-life since 2026-04-30).
 # NOT YET PINNED BY DIGEST: no container registry was reachable where this file was written, so no
 # real digest could be read. Before a release, pin it, for example:
-#   docker buildx imagetools inspect node:22-bookworm-slim --format '{{json .Manifest.Digest}}'
-# then build with --build-arg NODE_IMAGE=node:22-bookworm-slim@sha256:<that digest> (or write it here).
-ARG NODE_IMAGE=node:22-bookworm-slim
+#   docker buildx imagetools inspect node:24-bookworm-slim --format '{{json .Manifest.Digest}}'
+# then build with --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<that digest> (or write it here).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts && npm rebuild better-sqlite3 argon2
+# No compiler: better-sqlite3 and argon2 ship Node-API binaries (argon2 picks its own at install).
+# Scripts are otherwise skipped: the `node` devDependency's download is for machines without Node
+# 24, and its bin link, left dangling, goes, so that npm scripts run the image's Node.
+RUN npm ci --ignore-scripts && rm node_modules/.bin/node && npm rebuild argon2
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY apps apps
 COPY libs libs
@@ -27,9 +29,10 @@ COPY package.json ./
 # the code cache (below) too, so that modules first compiled at run time are added to it.
 RUN mkdir /data /app/.compile-cache && chown node:node /data /app/.compile-cache
 USER node
-# Node 22's on-disk code cache: most of a start is parsing and compiling modules (NestJS, Fastify,
-# the validators), so the image carries them compiled, warmed here by loading both apps' modules.
-# Not measured where this was written (Node 20, which has no such cache, and no Docker engine).
+# Node's on-disk code cache (22 and later): most of a start is parsing and compiling modules
+# (NestJS, Fastify, the validators), so the image carries them compiled, warmed here by loading both
+# apps' modules. Measured outside an image on Node 24.21 (no Docker engine here): loading them took
+# 0.55-0.63 s with the cache against 0.69-0.74 s without, on 2 shared cores.
 ENV NODE_COMPILE_CACHE=/app/.compile-cache
 RUN node -e "require('reflect-metadata'); require('./dist/apps/api/src/app.module'); require('./dist/apps/projector/src/projector.module')"
 # 3000: the API. 9464: the operator's listener (/metrics; the projector's /health/*), never published.

@@ -113,7 +113,7 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n?.*\/health\/ready/m);
   });
 
-  it("warms Node 22's code cache with a command that loads both apps' modules (run here on the build)", () => {
+  it("warms Node's code cache with a command that loads both apps' modules (run here on the build)", () => {
     const warm = /^ENV NODE_COMPILE_CACHE=(\S+)\nRUN node -e "([^"]+)"$/m.exec(dockerfile);
     expect(warm?.[1]).toBe('/app/.compile-cache');
     // Exactly as the image runs it: a module with a side effect at load, or a moved file, fails it.
@@ -131,5 +131,5 @@ describe('Dockerfile', () => {
 
   // No registry was reachable where this was written, so no real digest could be read; an
   // invented one would be worse than none. The Dockerfile says how to pin it.
-  it.todo('pins the base image by digest (node:22-bookworm-slim@sha256:...)');
+  it.todo('pins the base image by digest (node:24-bookworm-slim@sha256:...)');
 });

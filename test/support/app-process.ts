@@ -34,19 +34,28 @@ export function startProjector(env: Record<string, string>): AppProcess {
   return startAppProcess('projector', env);
 }
 
-/**
- * An app (apps/<app>) as its own process, from source, with `env` over the test's environment;
- * `preloads` are required before it (e.g. a clock running ahead).
- */
+/** How a test starts an app: Node options after the TypeScript loader (e.g. GC_PRESSURE), and `preloads` required before it (e.g. a clock running ahead). */
+export interface AppProcessOptions {
+  nodeOptions?: readonly string[];
+  preloads?: string[];
+}
+
+/** An app (apps/<app>) as its own process, from source, with `env` over the test's environment. */
 export function startAppProcess(
   app: 'api' | 'projector',
   env: Record<string, string>,
-  options: { preloads?: string[] } = {},
+  options: AppProcessOptions = {},
 ): AppProcess {
   const preloads = (options.preloads ?? []).flatMap((preload) => ['-r', preload]);
   const child: ChildProcess = spawn(
     process.execPath,
-    ['-r', '@swc-node/register', ...preloads, join(ROOT, `apps/${app}/src/main.ts`)],
+    [
+      '-r',
+      '@swc-node/register',
+      ...(options.nodeOptions ?? []),
+      ...preloads,
+      join(ROOT, `apps/${app}/src/main.ts`),
+    ],
     {
       cwd: ROOT,
       env: {
@@ -143,7 +152,7 @@ export async function stopRunning(): Promise<void> {
 export async function startApi(
   dataDir: string,
   env: Record<string, string> = {},
-  options: { preloads?: string[] } = {},
+  options: AppProcessOptions = {},
 ): Promise<Api> {
   const port = await freePort();
   const child = startAppProcess('api', { ...env, DATA_DIR: dataDir, PORT: String(port) }, options);

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { ConfigError, parseConfig } from '@chronicle/config';
+import { ConfigError, parseConfig, unsupportedRuntime } from '@chronicle/config';
 import { startTracing } from '@chronicle/tracing';
 import { AccountSessions } from '@chronicle/auth';
 import { isStoreDamaged, StoreLostError } from '@chronicle/event-store';
@@ -17,6 +17,8 @@ function stop(code: number, message: string): never {
 }
 
 async function main(): Promise<void> {
+  const refusal = unsupportedRuntime(process.versions.node);
+  if (refusal !== null) stop(EXIT_CONFIG, refusal);
   let config;
   try {
     config = parseConfig(process.env);

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
-import { ChronicleConfig, ConfigError, parseConfig } from '@chronicle/config';
+import { ChronicleConfig, ConfigError, parseConfig, unsupportedRuntime } from '@chronicle/config';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { startTracing } from '@chronicle/tracing';
 import { Projector } from './projector';
@@ -11,17 +11,22 @@ import { parseProjectorSettings, ProjectorSettings } from './projector-settings'
 /** EX_TEMPFAIL: the lease was lost; a supervisor restarts the process, which then waits its turn. */
 const EXIT_LEASE_LOST = 75;
 
+/** EX_CONFIG: a bad configuration or runtime, said in one line on stderr. */
+function refuse(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(78);
+}
+
 async function main(): Promise<void> {
+  const refusal = unsupportedRuntime(process.versions.node);
+  if (refusal !== null) refuse(refusal);
   let config: ChronicleConfig;
   let settings: ProjectorSettings;
   try {
     config = parseConfig(process.env);
     settings = parseProjectorSettings(config, process.env);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(78);
-    }
+    if (error instanceof ConfigError) refuse(error.message);
     throw error;
   }
   const tracing = startTracing('chronicle-projector');

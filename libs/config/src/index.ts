@@ -3,3 +3,4 @@ export * from './parse-config';
 export * from './config.module';
 export * from './log-destination';
 export * from './make-directories';
+export * from './supported-runtime';

@@ -6,6 +6,8 @@ const ROOT = join(__dirname, '..', '..', '..');
 
 export interface CliResult {
   code: number;
+  /** The signal that ended it (SIGABRT for a native abort), or null. */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -16,18 +18,36 @@ export function runCliProcess(dataDir: string, ...args: string[]): Promise<CliRe
 }
 
 /** The same, with `input` written to its standard input (null: an empty pipe). */
-export async function runCliWithInput(
+export function runCliWithInput(
   dataDir: string,
   input: string | null,
   ...args: string[]
 ): Promise<CliResult> {
-  const { command, env } = await cliCommand(dataDir, args);
+  return runCliWith({ dataDir, input }, ...args);
+}
+
+/** The same, with Node options (such as GC_PRESSURE) after the TypeScript loader. */
+export async function runCliWith(
+  {
+    dataDir,
+    input = null,
+    nodeOptions = [],
+  }: { dataDir: string; input?: string | null; nodeOptions?: readonly string[] },
+  ...args: string[]
+): Promise<CliResult> {
+  const { command, env } = await cliCommand(dataDir, args, nodeOptions);
   return new Promise((resolve) => {
     const child = execFile(
       command[0],
       command.slice(1),
       { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? Number(error.code ?? 1) : 0,
+          signal: error?.signal ?? null,
+          stdout,
+          stderr,
+        }),
     );
     child.stdin?.end(input ?? undefined);
   });
@@ -37,10 +57,18 @@ export async function runCliWithInput(
 export async function cliCommand(
   dataDir: string,
   args: string[],
+  nodeOptions: readonly string[] = [],
 ): Promise<{ command: string[]; env: NodeJS.ProcessEnv }> {
   const stores = await backendEnv(dataDir);
   return {
-    command: [process.execPath, '-r', '@swc-node/register', join(ROOT, 'apps/cli/src/main.ts'), ...args],
+    command: [
+      process.execPath,
+      '-r',
+      '@swc-node/register',
+      ...nodeOptions,
+      join(ROOT, 'apps/cli/src/main.ts'),
+      ...args,
+    ],
     env: { ...process.env, DATA_DIR: dataDir, ...stores, SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') },
   };
 }
