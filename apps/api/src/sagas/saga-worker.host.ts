@@ -103,7 +103,7 @@ export class SagaWorkerHost implements OnApplicationBootstrap, OnApplicationShut
         this.pending.get(message.id)?.(message.snapshot);
       }
     });
-    worker.on('error', (error) =>
+    worker.on('error', (error: Error) =>
       this.logger.error(`The sagas' worker failed: ${error.message}`, error.stack),
     );
     worker.on('exit', (code) => {
