@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { CheckpointStore, position, SqliteCheckpointStore } from '@chronicle/event-store';
 import { MongoCheckpointStore } from '@chronicle/event-store/mongo';
 import { MongoClient } from 'mongodb';
@@ -147,6 +148,45 @@ describe('SqliteCheckpointStore', () => {
       expect(await store.loadState('p')).toEqual(new Map([['a', 1]]));
       expect(await store.load('p')).toEqual(position(1));
     } finally {
+      await store.close();
+    }
+  });
+
+  it('stores state while another connection writes the same file (the saga worker beside the API): never busy', async () => {
+    const file = join(dir, 'checkpoints.db');
+    const store = SqliteCheckpointStore.open(file);
+    // Another thread, its own connection, committing checkpoints of its own as fast as it can.
+    const writer = new Worker(
+      `const Database = require('better-sqlite3');
+       const { parentPort, workerData } = require('node:worker_threads');
+       const db = new Database(workerData.file, { timeout: 10000 });
+       const write = db.prepare("INSERT OR REPLACE INTO processor_checkpoints (processor, commit_position, prepare_position) VALUES ('other', ?, ?)");
+       let stop = false;
+       parentPort.on('message', () => (stop = true));
+       parentPort.postMessage('started');
+       (function loop(i) {
+         if (stop) { db.close(); parentPort.postMessage(i); return; }
+         for (let n = 0; n < 500; n++, i++) write.run(String(i), String(i));
+         setImmediate(loop, i);
+       })(0);`,
+      { eval: true, workerData: { file } },
+    );
+    try {
+      await new Promise((resolve) => writer.once('message', resolve));
+      const failures: string[] = [];
+      for (let i = 1; i <= 1000; i++) {
+        await store
+          .storeState('p', position(i), new Map([['n', i]]))
+          .catch((error: Error) => failures.push(error.message));
+      }
+      writer.postMessage('stop');
+      const written = await new Promise<number>((resolve) => writer.once('message', resolve));
+
+      expect(failures).toEqual([]);
+      expect(written).toBeGreaterThan(0);
+      expect(await store.load('p')).toEqual(position(1000));
+    } finally {
+      await writer.terminate();
       await store.close();
     }
   });

@@ -50,11 +50,9 @@ export class SqliteCheckpointStore extends CheckpointStore {
   private readonly selectState: Database.Statement<[string], [string, string]>;
   private readonly upsertState: Database.Statement<[string, string, string]>;
   private readonly deleteState: Database.Statement<[string, string]>;
-  private readonly storeStateWithCheckpoint: (
-    processor: string,
-    position: Position,
-    changes: ReadonlyMap<string, unknown>,
-  ) => void;
+  private readonly storeStateWithCheckpoint: Database.Transaction<
+    (processor: string, position: Position, changes: ReadonlyMap<string, unknown>) => void
+  >;
 
   private constructor(private readonly db: Database.Database) {
     super();
@@ -142,7 +140,10 @@ export class SqliteCheckpointStore extends CheckpointStore {
   }
 
   storeState(processor: string, position: Position, changes: ReadonlyMap<string, unknown>): Promise<void> {
-    return settle(() => this.storeStateWithCheckpoint(processor, position, changes));
+    // BEGIN IMMEDIATE: it reads the stored checkpoint, then writes. A deferred transaction would take
+    // its read snapshot first, and its write would then fail at once (SQLITE_BUSY, no busy wait)
+    // whenever another connection (the saga worker, another process) was writing meanwhile.
+    return settle(() => this.storeStateWithCheckpoint.immediate(processor, position, changes));
   }
 
   park(message: ParkedMessage): Promise<void> {
