@@ -18,11 +18,13 @@ import { validateAppend } from '../append-validation';
 import { validateLogQuery, validateReadAll, validFromRevision } from '../read-validation';
 import {
   type AppendResult,
+  type ChainRef,
   EventStore,
   type EventStoreObserver,
   type EventSubscription,
   type ExpectedRevision,
   InvalidPositionError,
+  type LinkedChainLink,
   type LogPage,
   type LogQuery,
   type NewEvent,
@@ -387,6 +389,25 @@ export class EsdbEventStore extends EventStore {
 
   override async *readChain(): AsyncGenerator<ChainLink> {
     for await (const event of this.readLog(undefined)) yield toChainLink(event);
+  }
+
+  /** Each stream read once, as stored: an event's predecessor is the stream's event before it. */
+  override async readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]> {
+    const streams = new Map<string, Promise<RecordedEvent[]>>();
+    for (const { stream } of events) {
+      if (!streams.has(stream)) streams.set(stream, this.readStream(stream));
+    }
+    return Promise.all(
+      events.map(async (event) => {
+        const stored = await streams.get(event.stream)!;
+        const at = stored.findIndex((candidate) => candidate.revision === event.revision);
+        if (at < 0) return { link: null, previous: null };
+        return {
+          link: toChainLink(stored[at]),
+          previous: at === 0 ? null : toChainLink(stored[at - 1]),
+        };
+      }),
+    );
   }
 
   /**
