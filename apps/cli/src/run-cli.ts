@@ -15,7 +15,7 @@ import {
   SeedCustomersCommand,
   timeOrderedId,
 } from '@chronicle/application';
-import { ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
+import { auditSealKey, ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
 import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
@@ -67,8 +67,14 @@ async function withApp<T>(
   }
 }
 
-/** `dataDir` is DATA_DIR alone, for what must not create anything in it (restore). */
-export function buildProgram(config: () => ChronicleConfig, dataDir: () => string): Command {
+/**
+ * `restoreTarget` is DATA_DIR and AUDIT_SEAL_KEY alone, for what must not create anything in DATA_DIR
+ * (restore).
+ */
+export function buildProgram(
+  config: () => ChronicleConfig,
+  restoreTarget: () => Pick<ChronicleConfig, 'dataDir' | 'auditSealKey'>,
+): Command {
   const program = new Command('chronicle')
     .description('Chronicle admin CLI: every command prints JSON')
     .exitOverride()
@@ -161,7 +167,7 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
   registerAuditCommand(program, config);
   registerUsersCommands(program, config);
   registerProjectionsCommands(program, config, withApp);
-  registerBackupCommands(program, config, dataDir);
+  registerBackupCommands(program, config, restoreTarget);
 
   return program;
 }
@@ -170,7 +176,7 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = buildProgram(
     () => parseConfig(env),
-    () => dataDirPath(env),
+    () => ({ dataDir: dataDirPath(env), auditSealKey: auditSealKey(env) }),
   );
   try {
     await program.parseAsync(argv, { from: 'user' });

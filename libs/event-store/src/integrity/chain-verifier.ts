@@ -42,7 +42,7 @@ export interface ChainVerification {
  * export's head), whatever was appended since.
  */
 export async function verifyChain(
-  links: AsyncIterable<ChainLink>,
+  links: AsyncIterable<ChainLink> | Iterable<ChainLink>,
   scope: ChainScope,
   seal: HistoryHead | null = null,
   upTo: Position | null = null,
