@@ -5,21 +5,19 @@ import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
-  cliContext,
-  CommandContext,
   ConcurrencyConflictError,
   EmailTakenError,
   OpenAccountCommand,
   ParkedMessageError,
   RegisterCustomerCommand,
   SeedCustomersCommand,
-  timeOrderedId,
 } from '@chronicle/application';
 import { auditSealKey, ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
 import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
 import { BackupError } from './backup/data-dir-backup';
+import { cliRun } from './cli-run';
 import { registerAuditCommand } from './commands/audit.command';
 import { registerBackupCommands } from './commands/backup.command';
 import { registerUsersCommands } from './commands/users.command';
@@ -51,9 +49,6 @@ function positiveCount(value: string): number {
   if (count < 1 || count > 10_000_000) throw new InvalidArgumentError('must be from 1 to 10000000');
   return count;
 }
-
-/** CLI work is attributed to `cli:<OS user>`, with a fresh correlation id per invocation. */
-const cliRun = (): CommandContext => cliContext(`cli-${timeOrderedId()}`);
 
 async function withApp<T>(
   config: ChronicleConfig,
