@@ -25,14 +25,12 @@ import {
   VerifyAuditQueryDto,
 } from './list-audit-events.dto';
 import { auditAfter, auditTimeParameter, rethrowInvalidAfter } from './audit-position';
-import { HistoryChainWatch } from './history-chain-watch.service';
+import { CHAIN_BROKEN_HEADER, HistoryChainWatch } from './history-chain-watch.service';
 import { invalidParameters } from '../http/validation';
 import { RepresentationOffers } from '../http/representation-offers';
 
 const BASE = '/api/v1/audit';
 const PATH = `${BASE}/events`;
-/** Names the first broken position of the history as far as the server knows, on any audit answer. */
-export const CHAIN_BROKEN_HEADER = 'chronicle-chain-broken';
 
 const CHAIN_BROKEN_HEADER_DOC = {
   description:

@@ -12,6 +12,9 @@ import {
   verifyChain,
 } from '@chronicle/event-store';
 
+/** Names the first broken position of the history as far as the server knows, on any audit answer. */
+export const CHAIN_BROKEN_HEADER = 'chronicle-chain-broken';
+
 /** The processor name the verified head is kept under, beside the processors' checkpoints. */
 export const HISTORY_CHAIN_PROCESSOR = 'history-chain';
 const HEAD_KEY = 'verified-head';
