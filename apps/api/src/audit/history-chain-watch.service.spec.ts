@@ -45,6 +45,7 @@ describe('HistoryChainWatch', () => {
     const watch = new HistoryChainWatch(store, checkpoints);
     watch.onApplicationBootstrap();
     await watch.settled();
+    await watch.onApplicationShutdown();
     const kept = (await checkpoints.loadState(HISTORY_CHAIN_PROCESSOR)).get('verified-head') as {
       position: string;
     };
@@ -123,6 +124,31 @@ describe('HistoryChainWatch', () => {
       position: '3',
       reason: expect.stringContaining('no longer stored'),
     });
+  });
+
+  it('checks, while it runs, the events written since it verified, and keeps the new head', async () => {
+    await start(3);
+    const store = SqliteEventStore.open(dataDir);
+    const checkpoints = SqliteCheckpointStore.open(join(dataDir, EVENTS_FILE));
+    const watch = new HistoryChainWatch(store, checkpoints);
+    try {
+      watch.onApplicationBootstrap();
+      await watch.settled();
+      await store.append('customer-later', [event('later'), event('later 2')], 'no_stream');
+      await watch.checkTail();
+      const kept = (await checkpoints.loadState(HISTORY_CHAIN_PROCESSOR)).get('verified-head');
+      await store.append('customer-edited', [event('edited')], 'no_stream');
+      tamper(`UPDATE events SET data = '{"name":"changed"}' WHERE position = 6`);
+      await watch.checkTail();
+
+      expect(kept).toMatchObject({ position: '5', stream: 'customer-later', revision: 1 });
+      expect(watch.status()).toMatchObject({ state: 'broken', firstBroken: { position: '6' } });
+      expect(errors).toEqual([expect.stringContaining('breaks at position 6')]);
+    } finally {
+      await watch.onApplicationShutdown();
+      await store.close();
+      await checkpoints.close();
+    }
   });
 
   it('keeps the first break of several, whatever order they are reported in', async () => {

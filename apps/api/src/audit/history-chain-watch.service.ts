@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import {
   ChainBreak,
+  ChainLink,
   CheckpointStore,
   comparePositions,
   EventStore,
@@ -31,14 +32,18 @@ interface VerifiedHead {
 
 export type ChainState = 'verifying' | 'verified' | 'broken';
 
+/** How often a running server checks the events written since it last verified. */
+export const TAIL_CHECK_INTERVAL_MS = 60_000;
+
 /**
  * What the running server knows of its history's hash chain. At start-up it checks that the event
  * it verified last still holds the hash it had (a history rewritten with hashes made anew, or cut
  * short, does not), then the events after it; readiness waits for that. Then it walks the whole
  * chain once in the background, which catches an event edited below the kept head with its hash
- * kept. Every page the audit serves is checked too, and reports what it finds here. The first
- * break is logged at once, and readiness says so until the server is restarted on a history that
- * verifies.
+ * kept (on a first start, with nothing kept, that walk is all, and readiness does not wait for it).
+ * While it runs, it checks the events written since, every minute, and keeps the head it verified.
+ * Every page the audit serves is checked too, and reports what it finds here. The first break is
+ * logged at once, and readiness says so until the server is restarted on a history that verifies.
  */
 @Injectable()
 export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -46,8 +51,11 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
   private state: ChainState = 'verifying';
   private broken: ChainBreak | null = null;
   private keptFrom: string | null = null;
+  /** The last event verified, kept so that the next check (and the next start) goes on from it. */
+  private verified: VerifiedHead | null = null;
   private stopped = false;
   private work: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: EventStore,
@@ -56,20 +64,31 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
 
   onApplicationBootstrap(): void {
     // Off the start's critical path: the server listens meanwhile, readiness waits for the tail.
-    this.work = this.verify().catch((error: unknown) => {
-      if (this.stopped) return;
-      this.logger.error(`Could not verify the history's hash chain: ${describe(error)}`);
-      this.state = this.broken === null ? 'verified' : 'broken';
-    });
+    this.work = this.guarded(() => this.verifyAtStart());
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
     await this.settled();
   }
 
-  /** Resolves once the start-up verification (the tail, then the whole chain) has ended. */
+  /** Resolves once the verification under way (at start: the tail, then the whole chain) has ended. */
   settled(): Promise<void> {
+    return this.work;
+  }
+
+  /** Checks the events written since the last verified one, and keeps the new head; one at a time. */
+  checkTail(): Promise<void> {
+    // Once broken, the state stays until a restart: nothing to learn. Nothing verified yet (the
+    // whole walk failed): the whole walk again.
+    const check = () =>
+      this.broken !== null
+        ? Promise.resolve()
+        : this.verified === null
+          ? this.verifyWhole()
+          : this.verifyTail();
+    this.work = this.work.then(() => this.guarded(check));
     return this.work;
   }
 
@@ -91,11 +110,21 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
     );
   }
 
-  private async verify(): Promise<void> {
-    const scope = this.store.chainScope;
+  /** A check that fails (the store unreachable) is said, and does not stop the next one. */
+  private async guarded(check: () => Promise<void>): Promise<void> {
+    try {
+      await check();
+    } catch (error) {
+      if (this.stopped) return;
+      this.logger.error(`Could not verify the history's hash chain: ${describe(error)}`);
+    } finally {
+      if (this.state === 'verifying') this.state = this.broken === null ? 'verified' : 'broken';
+    }
+  }
+
+  private async verifyAtStart(): Promise<void> {
     const kept = (await this.checkpoints.loadState(HISTORY_CHAIN_PROCESSOR)).get(HEAD_KEY) as
       VerifiedHead | undefined;
-    let last: RecordedEvent | null = null;
     if (kept !== undefined) {
       this.keptFrom = kept.position;
       const [{ link }] = await this.store.readChainLinks([
@@ -112,48 +141,81 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
               : `the event verified last now has the hash ${link.hash}, not ${kept.hash}: the history was rewritten`,
         });
       }
+      this.verified = kept;
+      await this.verifyTail();
     }
-    // The tail since the kept head, read as stored, each event against its predecessor.
-    let after: Position | undefined = kept === undefined ? undefined : parsePosition(kept.position)!;
+    // Readiness holds the tail only: the whole walk is in the background.
+    if (this.state === 'verifying') this.state = this.broken === null ? 'verified' : 'broken';
+    if (!this.stopped) await this.verifyWhole();
+    if (!this.stopped) this.timer = setInterval(() => void this.checkTail(), TAIL_CHECK_INTERVAL_MS).unref();
+  }
+
+  /** The events after the verified head, read as stored, each against the event it chains to. */
+  private async verifyTail(): Promise<void> {
+    let after = this.verified === null ? undefined : parsePosition(this.verified.position)!;
+    let last: RecordedEvent | null = null;
     for (;;) {
       const batch: RecordedEvent[] = [];
       for await (const event of this.store.asStored().readAll({ after, limit: BATCH })) batch.push(event);
       if (batch.length === 0 || this.stopped) break;
       const links = await this.store.readChainLinks(batch);
       for (const [index, event] of batch.entries()) {
-        const found = storedLinkBreak(scope, event, links[index]);
+        const found = storedLinkBreak(this.store.chainScope, event, links[index]);
         if (found !== null) this.report(found);
       }
       last = batch[batch.length - 1];
       after = last.position;
       if (batch.length < BATCH) break;
     }
-    if (this.state === 'verifying') this.state = 'verified';
-    // Without a kept head the tail was the whole chain, from its first event.
-    if (kept !== undefined && !this.stopped) await this.verifyWhole(after!);
-    if (this.broken === null && last !== null) await this.keep(last);
+    if (last !== null) await this.keep(headOf(last));
   }
 
-  /** The whole chain, once, in the background: an edit below the kept head keeps the hashes after it. */
-  private async verifyWhole(upTo: Position): Promise<void> {
+  /** The whole chain, once: an edit below the kept head keeps the hashes after it. */
+  private async verifyWhole(): Promise<void> {
     const started = Date.now();
-    const whole = await verifyChain(this.store.readChain(), this.store.chainScope, null, upTo);
+    let last: ChainLink | null = null;
+    const links = async function* (source: AsyncIterable<ChainLink>) {
+      for await (const link of source) {
+        last = link;
+        yield link;
+      }
+    };
+    const whole = await verifyChain(links(this.store.readChain()), this.store.chainScope);
     if (whole.broken !== null) this.report(whole.broken);
     this.logger.log(
       `Verified the history's hash chain: ${whole.events} events up to ${whole.head?.position ?? 'none'} ` +
         `in ${Date.now() - started} ms${this.broken === null ? '' : `; it breaks at position ${this.broken.position}`}`,
     );
+    const walked = last as ChainLink | null;
+    // Kept only when further than what the tail checks reached.
+    if (walked !== null && whole.broken === null) {
+      const at = parsePosition(walked.position)!;
+      const kept = this.verified === null ? null : parsePosition(this.verified.position);
+      if (kept === null || comparePositions(at, kept) > 0) await this.keep(headOf(walked));
+    }
   }
 
-  private keep(event: RecordedEvent): Promise<void> {
-    const head: VerifiedHead = {
-      position: formatPosition(event.position),
-      stream: event.stream,
-      revision: event.revision,
-      hash: event.hash,
-    };
-    return this.checkpoints.storeState(HISTORY_CHAIN_PROCESSOR, event.position, new Map([[HEAD_KEY, head]]));
+  /** Only a history that verifies is kept as verified. */
+  private async keep(head: VerifiedHead): Promise<void> {
+    this.verified = head;
+    if (this.broken !== null) return;
+    await this.checkpoints.storeState(
+      HISTORY_CHAIN_PROCESSOR,
+      parsePosition(head.position)!,
+      new Map([[HEAD_KEY, head]]),
+    );
   }
+}
+
+function headOf(
+  event: Pick<ChainLink, 'stream' | 'revision' | 'hash'> & { position: string | Position },
+): VerifiedHead {
+  return {
+    position: typeof event.position === 'string' ? event.position : formatPosition(event.position),
+    stream: event.stream,
+    revision: event.revision,
+    hash: event.hash,
+  };
 }
 
 function describe(error: unknown): string {
