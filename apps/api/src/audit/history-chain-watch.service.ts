@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import {
   ChainBreak,
@@ -32,6 +33,7 @@ interface VerifiedHead {
 
 export type ChainState = 'verifying' | 'verified' | 'broken';
 
+const CAUGHT_UP_POLL_MS = 100;
 /** How often a running server checks the events written since it last verified. */
 export const TAIL_CHECK_INTERVAL_MS = 60_000;
 
@@ -56,6 +58,8 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
   private stopped = false;
   private work: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  /** Whether the process has caught up with the history (read models, sessions): the walk waits for it. */
+  private caughtUp: () => boolean = () => true;
 
   constructor(
     private readonly store: EventStore,
@@ -71,6 +75,14 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     await this.settled();
+  }
+
+  /**
+   * The whole walk of a start waits until `caughtUp` says so, so that it never slows the replay
+   * readiness waits for (set by the app before it starts).
+   */
+  walkOnceCaughtUp(caughtUp: () => boolean): void {
+    this.caughtUp = caughtUp;
   }
 
   /** Resolves once the verification under way (at start: the tail, then the whole chain) has ended. */
@@ -146,6 +158,7 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
     }
     // Readiness holds the tail only: the whole walk is in the background.
     if (this.state === 'verifying') this.state = this.broken === null ? 'verified' : 'broken';
+    while (!this.caughtUp() && !this.stopped) await setTimeout(CAUGHT_UP_POLL_MS, undefined, { ref: false });
     if (!this.stopped) await this.verifyWhole();
     if (!this.stopped) this.timer = setInterval(() => void this.checkTail(), TAIL_CHECK_INTERVAL_MS).unref();
   }
