@@ -6,6 +6,7 @@ import {
   type NewEvent,
   type Position,
   type RecordedEvent,
+  storedLinkBreak,
   verifyChain,
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
@@ -310,6 +311,30 @@ export function describeEventStoreContract(
         for (const event of events) {
           expect(event.hash).toMatch(/^[0-9a-f]{64}$/);
           expect(links.get(event.id)).toBe(event.hash);
+        }
+      });
+
+      it('gives each event read its link as stored and the link it chains to, which it follows', async () => {
+        const [a, b] = [streamName(), streamName()];
+        await store.append(a, newEvents(2), 'no_stream');
+        await store.append(b, [newEvent()], 'no_stream');
+        await store.append(a, [newEvent()], 1);
+        const events = [...(await store.readStream(a)), ...(await store.readStream(b))];
+
+        const linked = await store.readChainLinks(events);
+
+        expect(linked).toHaveLength(4);
+        for (const [index, event] of events.entries()) {
+          const { link, previous } = linked[index];
+          expect(link).toMatchObject({ id: event.id, stream: event.stream, hash: event.hash });
+          expect(storedLinkBreak(store.chainScope, event, linked[index])).toBeNull();
+          // The log's event before it (embedded), or the stream's (EventStoreDB): never a later one.
+          if (store.chainScope === 'stream') {
+            expect(previous?.id ?? null).toBe(event.revision === 0 ? null : events[index - 1].id);
+          } else {
+            const before = Number(event.position.commit) - 1;
+            expect(previous === null ? null : Number(previous.position)).toBe(before === 0 ? null : before);
+          }
         }
       });
 

@@ -87,12 +87,40 @@ describe('auditor role and as-of reads', () => {
     const between = await at(history[1].recordedAt);
     expect(between.status).toBe(200);
     expect(await between.json()).toMatchObject({ name: 'Grace', age: 21 });
-    const before = new Date(Date.parse(history[0].recordedAt) - 1).toISOString();
+    // Before its createdon (the writer's clock, as modifiedon; recordedAt is the store's, a little later).
+    const before = new Date(Date.parse(history[0].occurredAt) - 1).toISOString();
     const missing = await at(before);
     expect(missing.status).toBe(404);
     // The same moment with an offset is the same moment.
     const offset = history[2].recordedAt.replace('Z', '+00:00');
     expect(await (await at(offset)).json()).toMatchObject({ name: 'Grace H.', age: 22 });
+  });
+
+  it("answers asOf=<the modifiedon a PATCH gave> with that PATCH's version, for every PATCH (issue 37)", async () => {
+    const token = await issueToken(subject.url, member);
+    const answers: Array<Record<string, any>> = [];
+    for (let i = 0; i < 45; i++) {
+      const response = await fetch(`${subject.url}/users/${member.userId}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ age: 30 + (i % 2), name: `Grace ${i}` }),
+      });
+      expect(response.status).toBe(200);
+      answers.push((await response.json()) as Record<string, any>);
+    }
+
+    const seen = await Promise.all(
+      answers.map(async (answer) => {
+        const response = await get(
+          `/users/${member.userId}?asOf=${encodeURIComponent(answer.modifiedon)}`,
+          auditor,
+        );
+        return { status: response.status, user: (await response.json()) as Record<string, any> };
+      }),
+    );
+
+    expect(seen).toEqual(answers.map((user) => ({ status: 200, user })));
+    expect(new Set(answers.map((answer) => answer.modifiedon)).size).toBe(45);
   });
 
   it('answers a bad asOf with a 400 naming it, and keeps past states from members', async () => {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { hostname, userInfo } from 'node:os';
 import { AccessTokenCodec, SecurityEvents } from '@chronicle/application';
+import { runCliProcess } from './support/cli-process';
 import { basic, issueToken, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 /** Failures and audit reads leave a trace in the history, coalesced (issue 22). */
@@ -173,5 +175,32 @@ describe('security events', () => {
       ).status,
     ).toBe(200);
     expect((await recorded('AuditRead.v1')).map((event) => event.data.accountId)).toContain(admin.accountId);
+  });
+
+  it('records reads of the history by the CLI as its own, like the API records them (issue 37)', async () => {
+    const actor = `cli:${userInfo().username}`;
+    const cliReads = async () => (await recorded('AuditRead.v1')).filter((event) => event.actor === actor);
+    expect(await cliReads()).toEqual([]);
+
+    const exported = await runCliProcess(subject.dataDir, 'audit');
+    const verified = await runCliProcess(subject.dataDir, 'audit', 'verify');
+    const past = await runCliProcess(subject.dataDir, 'users', 'get', member.userId, '--as-of', '1');
+
+    expect([exported.code, verified.code]).toEqual([0, 0]);
+    expect(past.code).not.toBe(0); // Position 1 is before the member existed: read, and refused.
+    const reads = await cliReads();
+    expect(reads.map((event) => event.data.route).sort()).toEqual([
+      'CLI audit',
+      'CLI audit verify',
+      'CLI users get --as-of',
+    ]);
+    for (const read of reads) {
+      expect(read).toMatchObject({
+        actor,
+        auth: { method: 'cli', tokenId: null },
+        correlationId: expect.stringMatching(/^cli-/),
+        data: { accountId: actor, emailHash: null, client: hostname(), userAgent: 'chronicle-cli', count: 1 },
+      });
+    }
   });
 });

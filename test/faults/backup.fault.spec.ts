@@ -1,5 +1,14 @@
 import Database from 'better-sqlite3';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { jsonLines, runCliProcess, runCliWithInput } from '../e2e/support/cli-process';
 import { issueToken, newDataDir, TestAccount } from '../e2e/support/test-app';
@@ -120,8 +129,10 @@ describe('backup and restore of the embedded store', () => {
     for (const name of readdirSync(backupDir))
       expect(statSync(join(backupDir, name)).mode & 0o777).toBe(0o600);
 
+    // The seal key is kept apart from the backups: put back first, then the data restored beside it.
+    expect(readdirSync(backupDir)).not.toContain('audit-seal-key');
     const restored = scratch();
-    rmSync(restored, { recursive: true });
+    copyFileSync(join(dataDir, 'audit-seal-key'), join(restored, 'audit-seal-key'));
     const restore = await runCliProcess(restored, 'restore', backupDir);
     expect(restore.stderr).toBe('');
     expect(restore.code).toBe(0);
@@ -210,4 +221,92 @@ describe('backup and restore of the embedded store', () => {
     expect(JSON.parse(unfinished.stderr)).toEqual(expect.objectContaining({ error: 'not-a-backup' }));
     expect(existsSync(target)).toBe(false);
   }, 60_000);
+
+  /** Issue 37, findings 2 to 4: backups that vouch for themselves. */
+  describe('the hash chain of what is copied', () => {
+    /** Changes one event's data in the events.db at `file`, dropping the triggers first. */
+    function editEvent(file: string, position: number): void {
+      const db = new Database(file);
+      try {
+        db.exec('DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;');
+        db.prepare(`UPDATE events SET data = json_set(data, '$.name', 'Edited') WHERE position = ?`).run(
+          position,
+        );
+      } finally {
+        db.close();
+      }
+    }
+
+    /** A restore target holding the kept seal key of `dataDir`, as docs/operations.md says. */
+    function restoreTarget(dataDir: string): string {
+      const target = scratch();
+      copyFileSync(join(dataDir, 'audit-seal-key'), join(target, 'audit-seal-key'));
+      return target;
+    }
+
+    it('refuses a backup whose event was edited and whose manifest bytes and sha256 were recomputed', async () => {
+      const dataDir = scratch();
+      await createAccount(dataDir, 1);
+      const backupDir = join(scratch(), 'backup');
+      const taken = await runCliProcess(dataDir, 'backup', backupDir);
+      expect(taken.code).toBe(0);
+      expect(JSON.parse(taken.stdout)).toMatchObject({
+        lastRecordHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        chain: { ok: true, broken: null },
+      });
+      const file = join(backupDir, 'events.db');
+      editEvent(file, 2);
+      const manifestFile = join(backupDir, 'chronicle-backup.json');
+      const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+      const bytes = readFileSync(file);
+      const entry = manifest.files.find((f: { path: string }) => f.path === 'events.db');
+      entry.bytes = bytes.length;
+      entry.sha256 = createHash('sha256').update(bytes).digest('hex');
+      writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
+      const target = restoreTarget(dataDir);
+
+      const restore = await runCliProcess(target, 'restore', backupDir);
+
+      expect(restore.code).toBe(1);
+      expect(JSON.parse(restore.stderr)).toEqual({
+        error: 'chain-mismatch',
+        message: expect.stringContaining('not signed with this seal key'),
+      });
+      expect(readdirSync(target)).toEqual(['audit-seal-key']);
+      // Without the seal key at hand, told not to check the signature: the chain itself says where.
+      const withoutKey = scratch();
+      const unchecked = await runCliProcess(withoutKey, 'restore', backupDir, '--allow-unverified');
+      expect(JSON.parse(unchecked.stderr)).toEqual({
+        error: 'broken-chain',
+        message: expect.stringContaining('breaks at position 2'),
+      });
+      expect(readdirSync(withoutKey)).toEqual([]);
+    }, 60_000);
+
+    it('refuses to back up a broken store, naming the position; with --allow-broken records it, and restore refuses', async () => {
+      const dataDir = scratch();
+      await createAccount(dataDir, 1);
+      editEvent(join(dataDir, 'events.db'), 2);
+      const backupDir = join(scratch(), 'backup');
+
+      const refused = await runCliProcess(dataDir, 'backup', backupDir);
+      const allowed = await runCliProcess(dataDir, 'backup', backupDir, '--allow-broken');
+      const target = restoreTarget(dataDir);
+      const restore = await runCliProcess(target, 'restore', backupDir);
+
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stderr)).toEqual({
+        error: 'broken-chain',
+        message: expect.stringContaining('breaks at position 2'),
+      });
+      expect(allowed.code).toBe(0);
+      expect(JSON.parse(allowed.stdout)).toMatchObject({ chain: { ok: false, broken: { position: '2' } } });
+      expect(restore.code).toBe(1);
+      expect(JSON.parse(restore.stderr)).toEqual({
+        error: 'broken-chain',
+        message: expect.stringContaining('breaks at position 2'),
+      });
+      expect(readdirSync(target)).toEqual(['audit-seal-key']);
+    }, 60_000);
+  });
 });

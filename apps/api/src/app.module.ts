@@ -20,6 +20,7 @@ import { AccountTokensController } from './account-tokens/account-tokens.control
 import { ProjectionsControlService } from './admin/projections-control.service';
 import { ProjectionsController } from './admin/projections.controller';
 import { AuditController } from './audit/audit.controller';
+import { HistoryChainWatch } from './audit/history-chain-watch.service';
 import { CustomersController } from './customers/customers.controller';
 import { HealthController } from './health/health.controller';
 import { loggerModuleParams } from './http/logging';
@@ -61,6 +62,7 @@ export class AppModule {
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_PIPE, useClass: QueryValidationPipe },
         ProjectionsControlService,
+        HistoryChainWatch,
         // Sagas run in one process per deployment: here (in a worker thread) on the embedded default,
         // else in the projector.
         ...(config.mongodbUri === null ? [SagaWorkerHost] : []),

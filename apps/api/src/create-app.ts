@@ -6,6 +6,7 @@ import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { AppModule } from './app.module';
+import { HistoryChainWatch } from './audit/history-chain-watch.service';
 import { HealthController } from './health/health.controller';
 import { edgeOptions, installEdge } from './http/edge';
 import { completeDocument } from './http/openapi';
@@ -51,6 +52,8 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
   app.useLogger(app.get(Logger));
   const health = app.get(HealthController);
   hasCaughtUp = () => health.hasCaughtUp();
+  // The whole chain is walked in the background once the history is applied, never during it.
+  app.get(HistoryChainWatch).walkOnceCaughtUp(hasCaughtUp);
   app.enableShutdownHooks();
   // Built on its first request, not at start-up: scanning every route is a tenth of the start.
   const document = () =>

@@ -5,21 +5,19 @@ import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
-  cliContext,
-  CommandContext,
   ConcurrencyConflictError,
   EmailTakenError,
   OpenAccountCommand,
   ParkedMessageError,
   RegisterCustomerCommand,
   SeedCustomersCommand,
-  timeOrderedId,
 } from '@chronicle/application';
-import { ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
+import { auditSealKey, ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
 import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
 import { BackupError } from './backup/data-dir-backup';
+import { cliRun } from './cli-run';
 import { registerAuditCommand } from './commands/audit.command';
 import { registerBackupCommands } from './commands/backup.command';
 import { registerUsersCommands } from './commands/users.command';
@@ -52,9 +50,6 @@ function positiveCount(value: string): number {
   return count;
 }
 
-/** CLI work is attributed to `cli:<OS user>`, with a fresh correlation id per invocation. */
-const cliRun = (): CommandContext => cliContext(`cli-${timeOrderedId()}`);
-
 async function withApp<T>(
   config: ChronicleConfig,
   work: (app: INestApplicationContext) => Promise<T>,
@@ -67,8 +62,14 @@ async function withApp<T>(
   }
 }
 
-/** `dataDir` is DATA_DIR alone, for what must not create anything in it (restore). */
-export function buildProgram(config: () => ChronicleConfig, dataDir: () => string): Command {
+/**
+ * `restoreTarget` is DATA_DIR and AUDIT_SEAL_KEY alone, for what must not create anything in DATA_DIR
+ * (restore).
+ */
+export function buildProgram(
+  config: () => ChronicleConfig,
+  restoreTarget: () => Pick<ChronicleConfig, 'dataDir' | 'auditSealKey'>,
+): Command {
   const program = new Command('chronicle')
     .description('Chronicle admin CLI: every command prints JSON')
     .exitOverride()
@@ -161,7 +162,7 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
   registerAuditCommand(program, config);
   registerUsersCommands(program, config);
   registerProjectionsCommands(program, config, withApp);
-  registerBackupCommands(program, config, dataDir);
+  registerBackupCommands(program, config, restoreTarget);
 
   return program;
 }
@@ -170,7 +171,7 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = buildProgram(
     () => parseConfig(env),
-    () => dataDirPath(env),
+    () => ({ dataDir: dataDirPath(env), auditSealKey: auditSealKey(env) }),
   );
   try {
     await program.parseAsync(argv, { from: 'user' });

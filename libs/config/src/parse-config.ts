@@ -104,7 +104,7 @@ function tokenSecret(env: Env, dataDir: string): Buffer {
  * DATA_DIR/audit-seal-key, made by the first `audit seal` (see {@link keptSecret}). A key apart
  * from TOKEN_SECRET, so that whoever can sign tokens cannot sign seals, and the other way round.
  */
-function auditSealKey(env: Env): Buffer | null {
+export function auditSealKey(env: Env = process.env): Buffer | null {
   const configured = text(env, 'AUDIT_SEAL_KEY');
   if (configured === null) return null;
   if (configured.length < 32) throw new ConfigError('AUDIT_SEAL_KEY', 'must be at least 32 characters long');

@@ -182,6 +182,15 @@ export interface LogPage {
   next: Position | null;
 }
 
+/** An event as the chain finds it: where it is. */
+export type ChainRef = Pick<RecordedEvent, 'position' | 'stream' | 'revision'>;
+
+/** An event's link as stored, with the link it chains to (null: the first of its chain). */
+export interface LinkedChainLink {
+  link: ChainLink | null;
+  previous: ChainLink | null;
+}
+
 /**
  * The event store port. Adapters: `embedded/` (SQLite under DATA_DIR) and `esdb/` (EventStoreDB).
  * System streams (names starting with `$`) are never returned by readAll or subscriptions.
@@ -233,6 +242,13 @@ export abstract class EventStore {
    * verification (integrity/chain-verifier.ts).
    */
   abstract readChain(): AsyncIterable<ChainLink>;
+
+  /**
+   * For each of `events` (read before, from any view of this store), its link as stored now and the
+   * link it chains to on this store's scope (null: the first of its chain); `link` is null when the
+   * event is no longer there. Checks the events one page serves without walking the whole chain.
+   */
+  abstract readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]>;
 
   /** Resolves when the store answers; for readiness checks. */
   abstract ping(): Promise<void>;

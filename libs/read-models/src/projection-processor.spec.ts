@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AppendResult,
   ChainLink,
+  LinkedChainLink,
   LogPage,
   CheckpointBeyondHeadError,
   EventStore,
@@ -135,6 +136,10 @@ class FakeEventStore extends EventStore {
 
   /** Projections never read the chain: a call would be a fault of the processor. */
   readChain(): AsyncIterable<ChainLink> {
+    throw new Error('The projection processor must not read the hash chain');
+  }
+
+  readChainLinks(): Promise<LinkedChainLink[]> {
     throw new Error('The projection processor must not read the hash chain');
   }
 

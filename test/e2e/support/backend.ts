@@ -73,6 +73,13 @@ async function openStores(dataDir: string): Promise<DataDirStores> {
   };
 }
 
+/** The data directory's EventStoreDB double (doubles backend only), to edit its log as an attacker would. */
+export async function esdbDoubleOf(dataDir: string): Promise<EsdbDouble> {
+  const entry = stores.get(dataDir);
+  if (!entry) throw new Error(`No EventStoreDB double for ${dataDir}: the backend is ${E2E_BACKEND}`);
+  return (await entry).esdb;
+}
+
 /** Stops the data directory's event store double and drops its database. */
 export async function discardBackend(dataDir: string): Promise<void> {
   const entry = stores.get(dataDir);

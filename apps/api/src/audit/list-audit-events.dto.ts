@@ -55,6 +55,11 @@ export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   after?: string;
 
   @IsOptional()
+  @IsString()
+  @Matches(/^(true|false)$/, { message: 'withChain must be true or false' })
+  withChain?: string;
+
+  @IsOptional()
   @IsInt({ message: 'limit must be an integer' })
   @Min(1, { message: `limit must be from 1 to ${MAX_AUDIT_LIMIT}` })
   @Max(MAX_AUDIT_LIMIT, { message: `limit must be from 1 to ${MAX_AUDIT_LIMIT}` })
@@ -134,7 +139,97 @@ export class AuditRecordDto {
 
   @ApiProperty({
     pattern: '^[0-9a-f]{64}$',
-    description: 'SHA-256 chaining the event to its predecessor; `audit verify` checks the chain.',
+    description:
+      'SHA-256 chaining the event to its predecessor; `audit verify` checks the chain. What it covers: ' +
+      'docs/audit-integrity.md.',
   })
   hash!: string;
+
+  @ApiProperty({
+    required: false,
+    description:
+      'Only on an event whose stored hash does not follow from what is stored of it and its predecessor: why. ' +
+      'The history was edited outside the service at this event.',
+  })
+  chainBroken?: string;
+
+  @ApiProperty({
+    required: false,
+    oneOf: [{ type: 'string' }, { type: 'null' }],
+    description:
+      'Only with withChain=true: the text whose SHA-256 (hex, of its UTF-8 bytes) is `hash`, as the event and ' +
+      'its predecessor are stored now (docs/audit-integrity.md); null when the stored data holds a secret.',
+  })
+  chained?: string | null;
+}
+
+export class VerifyAuditQueryDto extends AuthenticatedQueryDto {
+  @IsOptional()
+  @IsString()
+  @Length(1, 2000)
+  seal?: string;
+}
+
+export class HistoryHeadDto {
+  @ApiProperty({ example: '1042' })
+  position!: string;
+
+  @ApiProperty({ pattern: '^[0-9a-f]{64}$' })
+  hash!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  recordedAt!: string;
+}
+
+class ChainBreakDto {
+  @ApiProperty({ example: '17' })
+  position!: string;
+
+  @ApiProperty()
+  stream!: string;
+
+  @ApiProperty()
+  revision!: number;
+
+  @ApiProperty()
+  reason!: string;
+}
+
+class SealCheckDto {
+  @ApiProperty()
+  position!: string;
+
+  @ApiProperty()
+  valid!: boolean;
+
+  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'null' }] })
+  problem!: string | null;
+}
+
+export class ChainVerificationDto {
+  @ApiProperty({ description: 'The chain holds and, with a seal, the history still holds what it sealed.' })
+  ok!: boolean;
+
+  @ApiProperty({ description: 'Events walked, the broken one included.' })
+  checked!: number;
+
+  @ApiProperty({
+    oneOf: [{ $ref: '#/components/schemas/HistoryHeadDto' }, { type: 'null' }],
+    description: 'The head walked up to, what `audit seal` signs; null for an empty history.',
+  })
+  head!: HistoryHeadDto | null;
+
+  @ApiProperty({
+    required: false,
+    type: ChainBreakDto,
+    description: 'The first event whose hash does not follow.',
+  })
+  firstBroken?: ChainBreakDto;
+
+  @ApiProperty({
+    required: false,
+    type: SealCheckDto,
+    description: 'With a seal: whether it holds, and why not.',
+  })
+  seal?: SealCheckDto;
 }

@@ -17,6 +17,7 @@ import { AccountSessions, Public } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 import { EventProcessor, EventStore, formatPosition } from '@chronicle/event-store';
 import { ProjectionProcessor, ReadStore } from '@chronicle/read-models';
+import { HistoryChainWatch } from '../audit/history-chain-watch.service';
 import { ProblemDto } from '../http/openapi';
 import { PROBLEM_CONTENT_TYPE } from '../http/problem-details';
 
@@ -70,6 +71,7 @@ export class HealthController {
     private readonly projections: ProjectionProcessor,
     private readonly sessions: AccountSessions,
     private readonly config: ChronicleConfig,
+    private readonly chain: HistoryChainWatch,
   ) {}
 
   /** The process is up and serving. */
@@ -80,16 +82,20 @@ export class HealthController {
   }
 
   /**
-   * Ready for traffic: the event store and the read store answer, and what this process builds
-   * from the history (the in-memory read models, the sessions) has caught up with it. Until then
-   * the answer is 503 and says how far the catch-up is.
+   * Ready for traffic: the event store and the read store answer, what this process builds from
+   * the history (the in-memory read models, the sessions) has caught up with it, and the history's
+   * hash chain holds as far as it has been verified. Until then the answer is 503 and says how far
+   * the catch-up is; a broken chain keeps it 503, naming the first broken position.
    */
   @Get('ready')
-  @ApiHealth('Readiness: the stores answer and the read models have caught up with the history')
+  @ApiHealth(
+    'Readiness: the stores answer, the read models have caught up with the history, and its hash chain holds',
+  )
   ready() {
     return this.health.check([
       () => this.ping('eventStore', () => this.eventStore.ping()),
       () => this.ping('readStore', () => this.readStore.ping()),
+      () => this.historyChain(),
       ...this.builtFromHistory().map(
         ([key, processor]) =>
           () =>
@@ -123,6 +129,20 @@ export class HealthController {
       message: 'catching up with the event history',
       position: processor.position === null ? null : formatPosition(processor.position),
       head: head === null ? null : formatPosition(head),
+    });
+  }
+
+  /** Down while the tail since the kept verified head is checked, and for good once the chain breaks. */
+  private historyChain(): HealthIndicatorResult {
+    const indicator = this.indicators.check('historyChain');
+    const { state, firstBroken, verifyingFrom } = this.chain.status();
+    if (state === 'verified') return indicator.up();
+    if (state === 'verifying') {
+      return indicator.down({ message: 'verifying the hash chain of the history', from: verifyingFrom });
+    }
+    return indicator.down({
+      message: `the history's hash chain breaks at position ${firstBroken!.position}: it was edited outside the service`,
+      firstBroken,
     });
   }
 

@@ -8,6 +8,7 @@ import helmet from 'helmet';
 import { ChronicleConfig } from '@chronicle/config';
 import { PROBLEM_CONTENT_TYPE, sendProblem, toProblem } from './problem-details';
 import { echoedRequestId, requestIdFor } from './request-id';
+import { CHAIN_BROKEN_HEADER } from '../audit/history-chain-watch.service';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 /** JSON nested deeper than this is refused (400) before it is parsed. */
@@ -107,6 +108,7 @@ export async function installEdge(fastify: FastifyInstance, config: ChronicleCon
         'www-authenticate',
         'retry-after',
         'accept-patch',
+        CHAIN_BROKEN_HEADER,
       ],
       maxAge: 600,
     });

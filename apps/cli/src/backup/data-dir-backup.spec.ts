@@ -11,8 +11,29 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { SqliteEventStore } from '@chronicle/event-store';
 import { BACKUP_MANIFEST, backupDataDir, BackupManifest, restoreDataDir } from './data-dir-backup';
+
+const SEAL_KEY = Buffer.alloc(32, 7);
+const backup = (dataDir: string, target: string, options: { allowBroken?: boolean; now?: Date } = {}) =>
+  backupDataDir(dataDir, target, { sealKey: SEAL_KEY, ...options });
+const restore = (
+  source: string,
+  dataDir: string,
+  options: { sealKey?: Buffer | null; allowBroken?: boolean; allowUnverified?: boolean } = {},
+) => restoreDataDir(source, dataDir, { sealKey: SEAL_KEY, ...options });
+
+/** Edits events.db at `file` as someone who can write it: the triggers dropped first. */
+function tamper(file: string, sql: string): void {
+  const db = new Database(file);
+  try {
+    db.exec('DROP TRIGGER IF EXISTS events_no_update; DROP TRIGGER IF EXISTS events_no_delete;');
+    db.exec(sql);
+  } finally {
+    db.close();
+  }
+}
 
 describe('backupDataDir and restoreDataDir', () => {
   let root: string;
@@ -57,8 +78,8 @@ describe('backupDataDir and restoreDataDir', () => {
   const manifestOf = (dir: string) =>
     JSON.parse(readFileSync(join(dir, BACKUP_MANIFEST), 'utf8')) as BackupManifest;
 
-  it('copies the store, its identity, the secret and the outbox, reports what it left out, and restores them', () => {
-    const result = backupDataDir(dataDir, backupDir(), new Date('2026-01-02T03:04:05Z'));
+  it('copies the store, its identity, the secret and the outbox, reports what it left out, and restores them', async () => {
+    const result = await backup(dataDir, backupDir(), { now: new Date('2026-01-02T03:04:05Z') });
     expect(result).toEqual(
       expect.objectContaining({
         directory: backupDir(),
@@ -76,17 +97,26 @@ describe('backupDataDir and restoreDataDir', () => {
       'token-secret',
       'outbox/password-reset-1.eml',
     ]);
+    const head = {
+      position: '200',
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      recordedAt: expect.any(String),
+    };
     expect(manifestOf(backupDir())).toEqual({
-      format: 1,
+      format: 2,
       createdAt: result.createdAt,
       storeId: result.storeId,
       position: '200',
       events: 200,
+      lastRecordHash: head.hash,
+      chain: { ok: true, scope: 'log', events: 200, head, broken: null },
       files: result.files,
+      signature: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
+    expect(manifestOf(backupDir()).lastRecordHash).toBe(manifestOf(backupDir()).chain!.head!.hash);
 
     const restored = join(root, 'restored');
-    expect(restoreDataDir(backupDir(), restored)).toEqual({
+    expect(await restore(backupDir(), restored)).toEqual({
       dataDir: restored,
       storeId: result.storeId,
       position: '200',
@@ -103,22 +133,22 @@ describe('backupDataDir and restoreDataDir', () => {
     return store.close();
   });
 
-  it('notes a DATA_DIR without token-secret (TOKEN_SECRET set)', () => {
+  it('notes a DATA_DIR without token-secret (TOKEN_SECRET set)', async () => {
     rmSync(join(dataDir, 'token-secret'));
-    const result = backupDataDir(dataDir, backupDir());
+    const result = await backup(dataDir, backupDir());
     expect(result.notes).toEqual([expect.stringContaining('keep that secret with this backup')]);
   });
 
-  it('refuses a DATA_DIR whose events.db is another store than its store-id names, leaving no backup', () => {
+  it('refuses a DATA_DIR whose events.db is another store than its store-id names, leaving no backup', async () => {
     writeFileSync(join(dataDir, 'store-id'), `${randomUUID()}\n`);
-    expect(() => backupDataDir(dataDir, backupDir())).toThrow(
+    await expect(backup(dataDir, backupDir())).rejects.toThrow(
       expect.objectContaining({ code: 'wrong-store' }),
     );
     expect(existsSync(backupDir())).toBe(false);
   });
 
-  it('refuses a copy SQLite finds damaged, even when its manifest was made to match', () => {
-    backupDataDir(dataDir, backupDir());
+  it('refuses a copy SQLite finds damaged, even when its manifest was made to match', async () => {
+    await backup(dataDir, backupDir());
     const file = join(backupDir(), 'events.db');
     const bytes = readFileSync(file);
     // A page of the events table in the middle of the file.
@@ -130,7 +160,7 @@ describe('backupDataDir and restoreDataDir', () => {
     writeFileSync(join(backupDir(), BACKUP_MANIFEST), JSON.stringify(manifest));
 
     const restored = join(root, 'restored');
-    expect(() => restoreDataDir(backupDir(), restored)).toThrow(
+    await expect(restore(backupDir(), restored, { allowUnverified: true, sealKey: null })).rejects.toThrow(
       expect.objectContaining({
         code: 'damaged-backup',
         message: expect.stringContaining("SQLite's integrity check failed"),
@@ -141,30 +171,174 @@ describe('backupDataDir and restoreDataDir', () => {
 
   it.each(['../escaped', '/etc/passwd', 'outbox/../../x', '.hidden'])(
     'refuses a manifest naming %s',
-    (path) => {
-      backupDataDir(dataDir, backupDir());
+    async (path) => {
+      await backup(dataDir, backupDir());
       const manifest = manifestOf(backupDir());
       manifest.files.push({ path, bytes: 0, sha256: '' });
       writeFileSync(join(backupDir(), BACKUP_MANIFEST), JSON.stringify(manifest));
-      expect(() => restoreDataDir(backupDir(), join(root, 'restored'))).toThrow(
+      await expect(restore(backupDir(), join(root, 'restored'))).rejects.toThrow(
         expect.objectContaining({ code: 'damaged-backup' }),
       );
     },
   );
 
-  it('restores into an existing empty directory, and into no other', () => {
-    backupDataDir(dataDir, backupDir());
+  it('restores into an existing empty directory, and into no other', async () => {
+    await backup(dataDir, backupDir());
     const target = join(root, 'empty');
     mkdirSync(target, { mode: 0o755 });
-    restoreDataDir(backupDir(), target);
+    await restore(backupDir(), target);
     expect(statSync(target).mode & 0o777).toBe(0o700);
 
     const used = join(root, 'used');
     mkdirSync(used);
     writeFileSync(join(used, 'notes.txt'), 'mine');
-    expect(() => restoreDataDir(backupDir(), used)).toThrow(
+    await expect(restore(backupDir(), used)).rejects.toThrow(
       expect.objectContaining({ code: 'data-dir-not-empty' }),
     );
     expect(readdirSync(used)).toEqual(['notes.txt']);
+  });
+
+  describe('the hash chain and the seal key (issue 37)', () => {
+    /** An event of the backup's copy edited, and the manifest's size and SHA-256 of it made to match. */
+    function editBackup(): void {
+      const file = join(backupDir(), 'events.db');
+      tamper(file, `UPDATE events SET data = json_set(data, '$.i', 999) WHERE position = 17`);
+      const manifest = manifestOf(backupDir());
+      const entry = manifest.files.find((f) => f.path === 'events.db')!;
+      const bytes = readFileSync(file);
+      entry.bytes = bytes.length;
+      entry.sha256 = createHash('sha256').update(bytes).digest('hex');
+      writeFileSync(join(backupDir(), BACKUP_MANIFEST), JSON.stringify(manifest, null, 2));
+    }
+
+    it('refuses to back up a store whose chain breaks, naming the position, and leaves no backup', async () => {
+      tamper(
+        join(dataDir, 'events.db'),
+        `UPDATE events SET data = json_set(data, '$.i', 999) WHERE position = 17`,
+      );
+
+      await expect(backup(dataDir, backupDir())).rejects.toThrow(
+        expect.objectContaining({
+          code: 'broken-chain',
+          message: expect.stringContaining('breaks at position 17'),
+        }),
+      );
+      expect(existsSync(backupDir())).toBe(false);
+    });
+
+    it('backs up a broken store with allowBroken, recording chain.ok: false; its restore refuses unless told', async () => {
+      tamper(
+        join(dataDir, 'events.db'),
+        `UPDATE events SET data = json_set(data, '$.i', 999) WHERE position = 17`,
+      );
+
+      const result = await backup(dataDir, backupDir(), { allowBroken: true });
+
+      expect(result.chain).toMatchObject({
+        ok: false,
+        events: 17,
+        head: { position: '16' },
+        broken: { position: '17' },
+      });
+      expect(result.notes).toContain(
+        'The hash chain breaks at position 17: backed up as it is (--allow-broken)',
+      );
+      await expect(restore(backupDir(), join(root, 'refused'))).rejects.toThrow(
+        expect.objectContaining({ code: 'broken-chain', message: expect.stringContaining('position 17') }),
+      );
+      expect(existsSync(join(root, 'refused'))).toBe(false);
+      await expect(
+        restore(backupDir(), join(root, 'forensics'), { allowBroken: true }),
+      ).resolves.toMatchObject({
+        events: 200,
+      });
+    });
+
+    it('refuses a backup whose event was edited and whose manifest digests were made to match', async () => {
+      await backup(dataDir, backupDir());
+      editBackup();
+      const target = join(root, 'restored');
+
+      // The manifest no longer carries its signature's text.
+      await expect(restore(backupDir(), target)).rejects.toThrow(
+        expect.objectContaining({
+          code: 'chain-mismatch',
+          message: expect.stringContaining('not signed with this seal key'),
+        }),
+      );
+      // Without the signature check, the chain itself still says where.
+      await expect(restore(backupDir(), target, { allowUnverified: true, sealKey: null })).rejects.toThrow(
+        expect.objectContaining({
+          code: 'broken-chain',
+          message: expect.stringContaining('breaks at position 17'),
+        }),
+      );
+      expect(existsSync(target)).toBe(false);
+    });
+
+    it('refuses a manifest whose head was moved to another event, signed or not', async () => {
+      await backup(dataDir, backupDir());
+      const manifest = manifestOf(backupDir());
+      manifest.chain!.head!.position = '199';
+      writeFileSync(join(backupDir(), BACKUP_MANIFEST), JSON.stringify(manifest, null, 2));
+
+      await expect(restore(backupDir(), join(root, 'a'))).rejects.toThrow(
+        expect.objectContaining({ code: 'chain-mismatch' }),
+      );
+      await expect(
+        restore(backupDir(), join(root, 'b'), { allowUnverified: true, sealKey: null }),
+      ).rejects.toThrow(
+        expect.objectContaining({ code: 'chain-mismatch', message: expect.stringContaining('ends at 200') }),
+      );
+    });
+
+    it('never copies the seal key, says so, and restores next to a kept one put in DATA_DIR first', async () => {
+      writeFileSync(join(dataDir, 'audit-seal-key'), SEAL_KEY.toString('hex'), { mode: 0o600 });
+
+      const result = await backup(dataDir, backupDir());
+      const target = join(root, 'restored');
+      mkdirSync(target, { mode: 0o700 });
+      writeFileSync(join(target, 'audit-seal-key'), SEAL_KEY.toString('hex'), { mode: 0o600 });
+
+      expect(readdirSync(backupDir())).not.toContain('audit-seal-key');
+      expect(result.skipped).not.toContain('audit-seal-key');
+      expect(result.notes).toEqual([expect.stringContaining('audit-seal-key is not in the backup')]);
+      await expect(restore(backupDir(), target)).resolves.toMatchObject({ events: 200 });
+      expect(readdirSync(target).sort()).toEqual([
+        'audit-seal-key',
+        'events.db',
+        'outbox',
+        'store-id',
+        'token-secret',
+      ]);
+    });
+
+    it('refuses without a seal key, or with another, unless told not to check the signature', async () => {
+      await backup(dataDir, backupDir());
+
+      await expect(restore(backupDir(), join(root, 'a'), { sealKey: null })).rejects.toThrow(
+        expect.objectContaining({ code: 'no-seal-key' }),
+      );
+      await expect(restore(backupDir(), join(root, 'b'), { sealKey: Buffer.alloc(32, 8) })).rejects.toThrow(
+        expect.objectContaining({ code: 'chain-mismatch' }),
+      );
+      await expect(
+        restore(backupDir(), join(root, 'c'), { sealKey: null, allowUnverified: true }),
+      ).resolves.toMatchObject({ events: 200 });
+    });
+
+    it('refuses a backup of format 1 (no head, no signature) unless told', async () => {
+      await backup(dataDir, backupDir());
+      const { lastRecordHash, chain, signature, ...rest } = manifestOf(backupDir());
+      expect([lastRecordHash, chain, signature]).not.toContain(undefined);
+      writeFileSync(join(backupDir(), BACKUP_MANIFEST), JSON.stringify({ ...rest, format: 1 }));
+
+      await expect(restore(backupDir(), join(root, 'a'))).rejects.toThrow(
+        expect.objectContaining({ code: 'unsigned-backup' }),
+      );
+      await expect(restore(backupDir(), join(root, 'b'), { allowUnverified: true })).resolves.toMatchObject({
+        events: 200,
+      });
+    });
   });
 });

@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LIMITS_FILE } from '@chronicle/auth';
-import { SEAL_KEY_FILE } from '@chronicle/application';
+import { backupManifestSignedBy, SEAL_KEY_FILE, signBackupManifest } from '@chronicle/application';
 import { makeDirectories, TOKEN_SECRET_FILE } from '@chronicle/config';
 import {
   BackupCheckError,
@@ -24,22 +24,28 @@ import {
   copyLiveDatabase,
   EVENTS_FILE,
   STORE_ID_FILE,
+  type ChainVerification,
   summarizeEventStore,
   syncFile,
+  verifyCopiedChain,
 } from '@chronicle/event-store';
 import { OUTBOX_DIR } from '@chronicle/mail';
 import { controlSocketDir } from '@chronicle/read-models';
 
 /** Written last into a backup: a directory without it is not a (complete) backup. */
 export const BACKUP_MANIFEST = 'chronicle-backup.json';
-const MANIFEST_FORMAT = 1;
+/** 2: with the chain's head and a signature under the seal key. 1: neither (restored only when told). */
+const MANIFEST_FORMAT = 2;
+const UNSIGNED_FORMAT = 1;
 
 // What a restore needs from DATA_DIR, by how it is copied:
 /** SQLite databases that a running server writes: copied online, each in one read transaction. */
 const DATABASES = [EVENTS_FILE, LIMITS_FILE];
 /** Small files written once, whole. (`store-id` is written from the copied store's own identity.) */
-// The seal key too: seals kept elsewhere must still verify against a restored history.
-const FILES = [TOKEN_SECRET_FILE, SEAL_KEY_FILE];
+const FILES = [TOKEN_SECRET_FILE];
+// Never the seal key: whoever holds a backup could sign seals and manifests of a rewritten history.
+// It is kept apart from the data (docs/operations.md), and a restore finds it where the server does.
+const KEPT_APART = [SEAL_KEY_FILE];
 /** Folders of files each written whole by a rename; dot files in them are writes under way. */
 const FOLDERS = [OUTBOX_DIR];
 
@@ -62,7 +68,11 @@ export type BackupErrorCode =
   | 'data-dir-not-empty'
   | 'not-a-backup'
   | 'damaged-backup'
-  | 'wrong-store';
+  | 'wrong-store'
+  | 'broken-chain'
+  | 'chain-mismatch'
+  | 'unsigned-backup'
+  | 'no-seal-key';
 
 export class BackupError extends Error {
   constructor(
@@ -81,14 +91,40 @@ export interface BackupFile {
   sha256: string;
 }
 
+/** What `audit verify` says of the copy's chain. */
+export type BackupChain = Omit<ChainVerification, 'sealMismatch'> & { ok: boolean };
+
 export interface BackupManifest {
-  format: typeof MANIFEST_FORMAT;
+  format: typeof MANIFEST_FORMAT | typeof UNSIGNED_FORMAT;
   createdAt: string;
   storeId: string;
   /** The last event's position in the copy; null for a store with no events. */
   position: string | null;
   events: number;
+  /** The last event's own hash, the chain's head on the embedded store (format 2). */
+  lastRecordHash?: string | null;
+  /** The copy's chain as verified when it was taken (format 2). */
+  chain?: BackupChain;
   files: BackupFile[];
+  /** HMAC-SHA256 (hex) under the seal key of the manifest's JSON without it (format 2). */
+  signature?: string;
+}
+
+export interface BackupOptions {
+  /** Signs the manifest: the seal key (AUDIT_SEAL_KEY, or DATA_DIR/audit-seal-key). */
+  sealKey: Buffer;
+  /** Back up a store whose chain breaks, recording `chain.ok: false`, instead of refusing. */
+  allowBroken?: boolean;
+  now?: Date;
+}
+
+export interface RestoreOptions {
+  /** The seal key the manifest was signed with; null when none is set or kept. */
+  sealKey: Buffer | null;
+  /** Restore a store whose chain breaks where its manifest recorded it broken. */
+  allowBroken?: boolean;
+  /** Restore without checking the manifest's signature: no seal key, or a backup of format 1. */
+  allowUnverified?: boolean;
 }
 
 export interface BackupResult extends BackupManifest {
@@ -110,10 +146,16 @@ export interface RestoreResult {
  * Copies what a restore of `dataDir` needs into `target` (new or empty), while servers keep
  * writing: the databases by an online copy (one consistent read each), then the secret, the
  * store's identity and the outbox; checks the copies (SQLite's integrity check, the store's
- * identity) and ends with a manifest of every file's size and SHA-256. Files are 0600 in a 0700
- * directory: they hold password hashes and the token secret. A failure leaves no partial backup.
+ * identity, its hash chain: a broken one is refused unless `allowBroken`) and ends with a manifest of
+ * every file's size and SHA-256 and the chain's head, signed with the seal key, which is never
+ * copied. Files are 0600 in a 0700 directory: they hold password hashes and the token secret. A
+ * failure leaves no partial backup.
  */
-export function backupDataDir(dataDir: string, target: string, now = new Date()): BackupResult {
+export async function backupDataDir(
+  dataDir: string,
+  target: string,
+  { sealKey, allowBroken = false, now = new Date() }: BackupOptions,
+): Promise<BackupResult> {
   if (!existsSync(join(dataDir, EVENTS_FILE))) {
     throw new BackupError(
       'nothing-to-back-up',
@@ -139,6 +181,15 @@ export function backupDataDir(dataDir: string, target: string, now = new Date())
       written.push(name);
     }
     const summary = checkOrThrow(() => summarizeEventStore(join(target, EVENTS_FILE)), 'damaged-backup');
+    const chain = backupChain(await verifyCopiedChain(join(target, EVENTS_FILE)));
+    if (chain.broken !== null && !allowBroken) {
+      throw new BackupError(
+        'broken-chain',
+        `The hash chain of ${EVENTS_FILE} breaks at position ${chain.broken.position} (${chain.broken.reason}): ` +
+          'the history was edited outside the service, so it is not backed up. Give --allow-broken to back it up ' +
+          'as it is (the manifest then records chain.ok: false)',
+      );
+    }
     const recorded = readIfPresent(join(dataDir, STORE_ID_FILE))?.toString('utf8').trim();
     if (recorded && recorded !== summary.storeId) {
       throw new BackupError(
@@ -169,17 +220,20 @@ export function backupDataDir(dataDir: string, target: string, now = new Date())
       }
       syncFile(join(target, folder));
     }
-    const manifest: BackupManifest = {
+    const unsigned: BackupManifest = {
       format: MANIFEST_FORMAT,
       createdAt: now.toISOString(),
       storeId: summary.storeId,
       position: summary.position,
       events: summary.events,
+      lastRecordHash: chain.head?.hash ?? null,
+      chain,
       files: written.map((path) => describeFile(target, path)),
     };
+    const manifest = { ...unsigned, signature: signBackupManifest(JSON.stringify(unsigned), sealKey) };
     writePrivate(join(target, BACKUP_MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     syncFile(target);
-    const kept = new Set<string>([...DATABASES, ...FILES, ...FOLDERS, STORE_ID_FILE]);
+    const kept = new Set<string>([...DATABASES, ...FILES, ...FOLDERS, ...KEPT_APART, STORE_ID_FILE]);
     const skipped = readdirSync(dataDir)
       .filter((name) => !kept.has(name) && !isTransient(name))
       .sort();
@@ -189,6 +243,17 @@ export function backupDataDir(dataDir: string, target: string, now = new Date())
           `DATA_DIR keeps no ${TOKEN_SECRET_FILE} (TOKEN_SECRET is set): keep that secret with this backup, ` +
             'or every access token ends after a restore',
         ];
+    if (existsSync(join(dataDir, SEAL_KEY_FILE))) {
+      notes.push(
+        `${SEAL_KEY_FILE} is not in the backup, so that the backup alone cannot sign: keep a copy of it apart ` +
+          'from the backups (docs/operations.md); a restore needs it to check this manifest',
+      );
+    }
+    if (chain.broken !== null) {
+      notes.push(
+        `The hash chain breaks at position ${chain.broken.position}: backed up as it is (--allow-broken)`,
+      );
+    }
     return { directory: target, ...manifest, skipped, notes };
   } catch (error) {
     undo();
@@ -197,12 +262,18 @@ export function backupDataDir(dataDir: string, target: string, now = new Date())
 }
 
 /**
- * Brings the backup in `source` back into `dataDir`, which must be empty or absent (a server
- * must not be running on it). The backup is checked first (every file's size and SHA-256 against
- * its manifest, SQLite's integrity check, the store's identity); each file is written under a
- * temporary name, synced and renamed, `store-id` last. A failure removes what it wrote.
+ * Brings the backup in `source` back into `dataDir`, which must be empty, absent, or hold only the
+ * kept seal key (a server must not be running on it). The backup is checked first (every file's
+ * size and SHA-256 against its manifest, the manifest's signature under the seal key, SQLite's
+ * integrity check, the store's identity, its hash chain against the head the manifest recorded);
+ * each file is written under a temporary name, synced and renamed, `store-id` last. A failure
+ * removes what it wrote.
  */
-export function restoreDataDir(source: string, dataDir: string): RestoreResult {
+export async function restoreDataDir(
+  source: string,
+  dataDir: string,
+  options: RestoreOptions,
+): Promise<RestoreResult> {
   const manifest = readManifest(source);
   for (const file of manifest.files) {
     const path = join(source, file.path);
@@ -214,6 +285,7 @@ export function restoreDataDir(source: string, dataDir: string): RestoreResult {
       );
     }
   }
+  checkSignature(source, manifest, options);
   const paths = manifest.files.map((file) => file.path);
   for (const name of DATABASES) {
     if (paths.includes(name)) checkOrThrow(() => checkDatabase(join(source, name)), 'damaged-backup');
@@ -232,12 +304,14 @@ export function restoreDataDir(source: string, dataDir: string): RestoreResult {
         `${summary.events} events up to ${summary.position ?? 'none'})`,
     );
   }
+  checkChain(source, manifest, await verifyCopiedChain(join(source, EVENTS_FILE)), options);
 
   const undo = claimEmptyDirectory(
     dataDir,
     'data-dir-not-empty',
-    `DATA_DIR (${dataDir}) is not empty: restore only into an empty or absent directory ` +
-      '(stop the server, move the directory aside, then restore)',
+    `DATA_DIR (${dataDir}) is not empty: restore only into an empty or absent directory, or one that holds ` +
+      `only ${SEAL_KEY_FILE} (stop the server, move the directory aside, then restore)`,
+    KEPT_APART,
   );
   try {
     // store-id last: a DATA_DIR cut short by a crash has none, and `restore` refuses it as not empty.
@@ -263,6 +337,78 @@ export function restoreDataDir(source: string, dataDir: string): RestoreResult {
   }
 }
 
+function backupChain(verification: ChainVerification): BackupChain {
+  const { scope, events, head, broken } = verification;
+  return { ok: broken === null, scope, events, head, broken };
+}
+
+/** A manifest of format 2 signed with the seal key at hand, or, when told, one that cannot be checked. */
+function checkSignature(source: string, manifest: BackupManifest, options: RestoreOptions): void {
+  if (manifest.format === UNSIGNED_FORMAT) {
+    if (options.allowUnverified) return;
+    throw new BackupError(
+      'unsigned-backup',
+      `${join(source, BACKUP_MANIFEST)} is of format 1: it records neither the chain's head nor a signature, so ` +
+        'nothing shows that its events are the ones backed up. Give --allow-unverified to restore it anyway',
+    );
+  }
+  const { signature, ...unsigned } = manifest;
+  if (options.sealKey === null) {
+    if (options.allowUnverified) return;
+    throw new BackupError(
+      'no-seal-key',
+      `There is no seal key to check ${join(source, BACKUP_MANIFEST)} with: set AUDIT_SEAL_KEY, or put the kept ` +
+        `${SEAL_KEY_FILE} into DATA_DIR first (docs/operations.md). Give --allow-unverified to restore without the check`,
+    );
+  }
+  if (!backupManifestSignedBy(JSON.stringify(unsigned), signature!, options.sealKey)) {
+    throw new BackupError(
+      'chain-mismatch',
+      `${join(source, BACKUP_MANIFEST)} was not signed with this seal key: it was changed after the backup was ` +
+        'taken, or signed with another key',
+    );
+  }
+}
+
+/** The backup's chain verifies, and ends at the head its manifest recorded (unless it has none to check). */
+function checkChain(
+  source: string,
+  manifest: BackupManifest,
+  found: ChainVerification,
+  options: RestoreOptions,
+): void {
+  const file = join(source, EVENTS_FILE);
+  if (found.broken !== null) {
+    // Restored broken only when asked, and only where the backup recorded it broken.
+    const recorded = manifest.chain?.broken ?? null;
+    if (
+      !options.allowBroken ||
+      (manifest.chain !== undefined && recorded?.position !== found.broken.position)
+    ) {
+      throw new BackupError(
+        'broken-chain',
+        `The hash chain of ${file} breaks at position ${found.broken.position} (${found.broken.reason})` +
+          (recorded === null
+            ? ': it was edited after the backup was taken'
+            : ': the store was backed up broken (--allow-broken); give --allow-broken to restore it as it is'),
+      );
+    }
+  }
+  if (manifest.chain === undefined) return;
+  const recordedHead = manifest.chain.head;
+  const same =
+    found.head?.position === recordedHead?.position &&
+    found.head?.hash === recordedHead?.hash &&
+    (found.head?.hash ?? null) === (manifest.lastRecordHash ?? null);
+  if (!same) {
+    throw new BackupError(
+      'chain-mismatch',
+      `The hash chain of ${file} ends at ${found.head?.position ?? 'nothing'} with hash ${found.head?.hash ?? 'none'}, ` +
+        `not at the head its manifest recorded (${recordedHead?.position ?? 'nothing'}, ${recordedHead?.hash ?? 'none'})`,
+    );
+  }
+}
+
 function readManifest(source: string): BackupManifest {
   const file = join(source, BACKUP_MANIFEST);
   const text = readIfPresent(file);
@@ -280,7 +426,11 @@ function readManifest(source: string): BackupManifest {
   }
   const files = Array.isArray(manifest?.files) ? manifest.files : null;
   if (
-    manifest?.format !== MANIFEST_FORMAT ||
+    (manifest?.format !== MANIFEST_FORMAT && manifest?.format !== UNSIGNED_FORMAT) ||
+    (manifest.format === MANIFEST_FORMAT &&
+      (typeof manifest.signature !== 'string' ||
+        typeof manifest.chain !== 'object' ||
+        manifest.chain === null)) ||
     typeof manifest.storeId !== 'string' ||
     files === null ||
     !files.some((entry) => entry?.path === EVENTS_FILE) ||
@@ -303,11 +453,16 @@ function readManifest(source: string): BackupManifest {
  * Makes `dir` (0700) or takes it if it exists empty; returns what removes everything written into
  * it since. Anything else in it is the code's error.
  */
-function claimEmptyDirectory(dir: string, code: BackupErrorCode, message: string): () => void {
+function claimEmptyDirectory(
+  dir: string,
+  code: BackupErrorCode,
+  message: string,
+  allowed: readonly string[] = [],
+): () => void {
   const existed = existsSync(dir);
   makeDirectories(dir, 0o700);
   if (existed) {
-    if (readdirSync(dir).length > 0) throw new BackupError(code, message);
+    if (readdirSync(dir).some((entry) => !allowed.includes(entry))) throw new BackupError(code, message);
     chmodSync(dir, 0o700);
   }
   return () => {
@@ -315,7 +470,9 @@ function claimEmptyDirectory(dir: string, code: BackupErrorCode, message: string
       rmSync(dir, { recursive: true, force: true });
       return;
     }
-    for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
+    for (const entry of readdirSync(dir)) {
+      if (!allowed.includes(entry)) rmSync(join(dir, entry), { recursive: true, force: true });
+    }
   };
 }
 

@@ -26,7 +26,7 @@ import {
 import { readFileSync } from 'node:fs';
 import { printError, printJson } from '../output';
 import { CommandFailedError } from './command-failed.error';
-import { withHistory } from './history-cli.module';
+import { recordHistoryRead, withHistory } from './history-cli.module';
 
 interface AuditOptions {
   stream?: string;
@@ -120,9 +120,10 @@ function registerIntegrityCommands(audit: Command, config: () => ChronicleConfig
       sealOption,
     )
     .action(async (options: { seal?: ReturnType<typeof sealOption> }) => {
-      const result = await withHistory(config(), (app) =>
-        app.get(QueryBus).execute(new VerifyHistoryQuery(options.seal ?? null)),
-      );
+      const result = await withHistory(config(), async (app) => {
+        await recordHistoryRead(app, 'audit verify');
+        return app.get(QueryBus).execute(new VerifyHistoryQuery(options.seal ?? null));
+      });
       printJson(result);
       if (!result.ok) throw new CommandFailedError(1);
     });
@@ -181,6 +182,7 @@ export function registerAuditCommand(program: Command, config: () => ChronicleCo
 
 /** Every matching record up to the head the export began at, then the manifest and cursor lines. */
 async function exportHistory(app: INestApplicationContext, options: AuditOptions): Promise<void> {
+  await recordHistoryRead(app, 'audit');
   const queries = app.get(QueryBus);
   const table = options.format === 'table';
   const cap = options.limit ?? (table ? DEFAULT_TABLE_LIMIT : Number.POSITIVE_INFINITY);

@@ -36,13 +36,19 @@ describe('backup and restore commands (in process)', () => {
 
   it('notes that read models and checkpoints in MongoDB are not in the backup', async () => {
     expect(await run({ MONGODB_URI: 'mongodb://127.0.0.1:1/x' }, 'backup', join(root, 'b'))).toBe(0);
-    expect(JSON.parse(out.join('')).notes).toEqual([expect.stringContaining('MONGODB_URI is set')]);
+    expect(JSON.parse(out.join('')).notes).toEqual([
+      expect.stringContaining('audit-seal-key is not in the backup'),
+      expect.stringContaining('MONGODB_URI is set'),
+    ]);
   });
 
-  it('restores into an absent DATA_DIR, resolving both paths', async () => {
-    expect(await run({}, 'backup', join(root, 'b'))).toBe(0);
+  it('restores into an absent DATA_DIR with the seal key the backup was signed with, resolving both paths', async () => {
+    const sealKey = { AUDIT_SEAL_KEY: 'a seal key kept apart from the data, 32+ chars' };
+    expect(await run(sealKey, 'backup', join(root, 'b'))).toBe(0);
     out.length = 0;
-    expect(await run({ DATA_DIR: join(root, 'restored') }, 'restore', join(root, 'b'))).toBe(0);
+    expect(await run({ DATA_DIR: join(root, 'restored') }, 'restore', join(root, 'b'))).toBe(1);
+    expect(JSON.parse(err.join(''))).toMatchObject({ error: 'no-seal-key' });
+    expect(await run({ ...sealKey, DATA_DIR: join(root, 'restored') }, 'restore', join(root, 'b'))).toBe(0);
     expect(JSON.parse(out.join(''))).toEqual(
       expect.objectContaining({ dataDir: join(root, 'restored'), events: 0 }),
     );

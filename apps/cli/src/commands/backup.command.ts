@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { Command } from 'commander';
+import { sealKey } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 import { backupDataDir, BackupError, restoreDataDir } from '../backup/data-dir-backup';
 import { printJson } from '../output';
@@ -7,15 +8,17 @@ import { printJson } from '../output';
 export function registerBackupCommands(
   program: Command,
   config: () => ChronicleConfig,
-  dataDir: () => string,
+  restoreTarget: () => Pick<ChronicleConfig, 'dataDir' | 'auditSealKey'>,
 ): void {
   program
     .command('backup <dir>')
     .description(
       'Copy the embedded store (events.db, limits.db), store-id, token-secret and outbox/ into a new or empty ' +
-        'directory while servers keep running, check the copy, and print its manifest',
+        'directory while servers keep running, check the copy and its hash chain, and print its manifest, ' +
+        'signed with the seal key (never copied)',
     )
-    .action((dir: string) => {
+    .option('--allow-broken', 'back up a store whose hash chain breaks, recording chain.ok: false', false)
+    .action(async (dir: string, options: { allowBroken: boolean }) => {
       const settings = config();
       if (settings.eventStoreUrl) {
         throw new BackupError(
@@ -24,7 +27,10 @@ export function registerBackupCommands(
             "with EventStoreDB's own procedure, and MongoDB with its own (docs/operations.md)",
         );
       }
-      const result = backupDataDir(settings.dataDir, resolve(dir));
+      const result = await backupDataDir(settings.dataDir, resolve(dir), {
+        sealKey: sealKey(settings, true)!,
+        allowBroken: options.allowBroken,
+      });
       if (settings.mongodbUri) {
         result.notes.push(
           "MONGODB_URI is set: the read models and the processors' checkpoints are in MongoDB, not in this " +
@@ -36,9 +42,27 @@ export function registerBackupCommands(
   program
     .command('restore <dir>')
     .description(
-      'Check a backup made by `backup` and copy it into DATA_DIR, which must be empty or absent (no server on it)',
+      'Check a backup made by `backup` (its files, its hash chain against the signed manifest) and copy it into ' +
+        'DATA_DIR, which must be empty, absent or hold only the kept audit-seal-key (no server on it)',
     )
-    .action((dir: string) => {
-      printJson(restoreDataDir(resolve(dir), dataDir()));
+    .option(
+      '--allow-broken',
+      'restore a store backed up with a broken chain (--allow-broken), as it is',
+      false,
+    )
+    .option(
+      '--allow-unverified',
+      'restore without checking the manifest signature: no seal key at hand, or a backup of format 1',
+      false,
+    )
+    .action(async (dir: string, options: { allowBroken: boolean; allowUnverified: boolean }) => {
+      const target = restoreTarget();
+      printJson(
+        await restoreDataDir(resolve(dir), target.dataDir, {
+          sealKey: sealKey(target, false),
+          allowBroken: options.allowBroken,
+          allowUnverified: options.allowUnverified,
+        }),
+      );
     });
 }

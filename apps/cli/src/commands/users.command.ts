@@ -4,7 +4,7 @@ import { AsOf, GetUserAsOfQuery, parseAsOf } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 import { userRepresentation } from '@chronicle/domain';
 import { printJson } from '../output';
-import { withHistory } from './history-cli.module';
+import { recordHistoryRead, withHistory } from './history-cli.module';
 
 function asOfOption(value: string): AsOf {
   const asOf = parseAsOf(value);
@@ -24,9 +24,11 @@ export function registerUsersCommands(program: Command, config: () => ChronicleC
     .argument('<userId>', "the user's id")
     .option('--as-of <time|position>', 'an RFC 3339 time or a global position (inclusive)', asOfOption)
     .action(async (userId: string, options: { asOf?: AsOf }) => {
-      const user = await withHistory(config(), (app) =>
-        app.get(QueryBus).execute(new GetUserAsOfQuery(userId, options.asOf)),
-      );
+      const user = await withHistory(config(), async (app) => {
+        // As the API records GET /users/{id}?asOf: a read of the past is a read of the history.
+        if (options.asOf !== undefined) await recordHistoryRead(app, 'users get --as-of');
+        return app.get(QueryBus).execute(new GetUserAsOfQuery(userId, options.asOf));
+      });
       printJson(userRepresentation(user));
     });
 }

@@ -23,6 +23,13 @@ export interface AuditRecord {
   data: EventData;
   /** Chains the event to its predecessor (`audit verify`). */
   hash: string;
+  /** Present only when the stored hash does not follow from the event and its predecessor: why. */
+  chainBroken?: string;
+  /**
+   * Asked for (`withChain`): the text whose SHA-256 is the stored hash, as the event and its
+   * predecessor are stored now; null when the stored data holds a secret the audit never shows.
+   */
+  chained?: string | null;
 }
 
 /**
@@ -31,13 +38,17 @@ export interface AuditRecord {
  * what it holds is unknown, so nothing of it is shown.
  */
 export function redactEventData(type: string, data: EventData): EventData {
-  const secretFields: readonly string[] = eventSchemaOf(type)?.secretFields ?? Object.keys(data);
-  if (secretFields.length === 0) return data;
+  const secrets = secretFieldsIn(type, data);
+  if (secrets.length === 0) return data;
   const redacted: EventData = { ...data };
-  for (const field of secretFields) {
-    if (Object.prototype.hasOwnProperty.call(redacted, field)) redacted[field] = REDACTED;
-  }
+  for (const field of secrets) redacted[field] = REDACTED;
   return redacted;
+}
+
+/** The fields of `data` that the audit never shows. */
+export function secretFieldsIn(type: string, data: EventData): string[] {
+  const secretFields: readonly string[] = eventSchemaOf(type)?.secretFields ?? Object.keys(data);
+  return secretFields.filter((field) => Object.prototype.hasOwnProperty.call(data, field));
 }
 
 export function toAuditRecord(event: RecordedEvent): AuditRecord {

@@ -12,7 +12,10 @@ export interface AuditSeal extends HistoryHead {
 export const SEAL_KEY_FILE = 'audit-seal-key';
 
 /** The seal key apart from the token secret: AUDIT_SEAL_KEY, else the one kept in DATA_DIR. */
-export function sealKey(config: ChronicleConfig, create: boolean): Buffer | null {
+export function sealKey(
+  config: Pick<ChronicleConfig, 'auditSealKey' | 'dataDir'>,
+  create: boolean,
+): Buffer | null {
   if (config.auditSealKey !== null) return config.auditSealKey;
   return keptSecret(
     join(config.dataDir, SEAL_KEY_FILE),
@@ -22,26 +25,48 @@ export function sealKey(config: ChronicleConfig, create: boolean): Buffer | null
   );
 }
 
-function signatureOf(head: HistoryHead, key: Buffer): Buffer {
-  return createHmac('sha256', key)
-    .update(`chronicle-seal-1\n${head.position}\n${head.hash}\n${head.recordedAt}`)
-    .digest();
+/**
+ * HMAC-SHA256 under the seal key of `text`, labelled with what is signed (a seal, a backup's
+ * manifest), so that one kind of signature never passes for another.
+ */
+function keyedSignature(label: string, text: string, key: Buffer): Buffer {
+  return createHmac('sha256', key).update(`${label}\n${text}`).digest();
 }
+
+/** Whether `signature` (hex) is `text`'s under `key` and `label`, compared in constant time. */
+function signatureMatches(label: string, text: string, signature: string, key: Buffer): boolean {
+  const given = Buffer.from(signature, 'hex');
+  const expected = keyedSignature(label, text, key);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+const SEAL_LABEL = 'chronicle-seal-1';
+const sealText = (head: HistoryHead): string => `${head.position}\n${head.hash}\n${head.recordedAt}`;
 
 export function signHead(head: HistoryHead, key: Buffer): AuditSeal {
   return {
     position: head.position,
     hash: head.hash,
     recordedAt: head.recordedAt,
-    signature: signatureOf(head, key).toString('hex'),
+    signature: keyedSignature(SEAL_LABEL, sealText(head), key).toString('hex'),
   };
 }
 
 /** Whether `seal` was signed with `key`, compared in constant time. */
 export function sealSignedBy(seal: AuditSeal, key: Buffer): boolean {
-  const given = Buffer.from(seal.signature, 'hex');
-  const expected = signatureOf(seal, key);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return signatureMatches(SEAL_LABEL, sealText(seal), seal.signature, key);
+}
+
+const BACKUP_LABEL = 'chronicle-backup-1';
+
+/** A backup manifest's signature (hex) under the seal key: `text` is the manifest without it. */
+export function signBackupManifest(text: string, key: Buffer): string {
+  return keyedSignature(BACKUP_LABEL, text, key).toString('hex');
+}
+
+/** Whether a backup manifest's `signature` is its text's under `key`, in constant time. */
+export function backupManifestSignedBy(text: string, signature: string, key: Buffer): boolean {
+  return signatureMatches(BACKUP_LABEL, text, signature, key);
 }
 
 /** A seal as read from a file, or null when it is not one. */

@@ -10,7 +10,7 @@ import {
 } from '@chronicle/domain';
 import { EventStore } from '@chronicle/event-store';
 import { Clock } from '../shared/clock';
-import { SYSTEM_ACTOR, SYSTEM_AUTH } from '../shared/command-context';
+import { CommandContext, SYSTEM_ACTOR, SYSTEM_AUTH } from '../shared/command-context';
 import { toNewEvent } from '../shared/event-sourced-repository';
 import { timeOrderedId } from '../shared/time-ordered-id';
 
@@ -36,6 +36,8 @@ const MAX_ROUTE_CHARS = 300;
 interface Pending {
   type: SecurityEventType;
   data: SecurityEventData | AccessTokenRejectedData;
+  /** Who records it: the service for what the API sees, `cli:<OS user>` for the CLI's own reads. */
+  writer: CommandContext | null;
 }
 
 /**
@@ -68,8 +70,15 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     return createHmac('sha256', this.emailKey).update(normaliseEmail(email)).digest('hex');
   }
 
-  /** Counts one request; O(1), never waits, never throws. */
-  observe(type: SecurityEventType, observation: SecurityObservation): void {
+  /**
+   * Counts one request (or CLI run); O(1), never waits, never throws. `writer`: the CLI's own
+   * context, so that its reads are recorded as its own (`cli:<OS user>`); else the service records.
+   */
+  observe(
+    type: SecurityEventType,
+    observation: SecurityObservation,
+    writer: CommandContext | null = null,
+  ): void {
     const now = this.clock.now().toISOString();
     const emailHash = observation.email === null ? null : this.emailHashOf(observation.email);
     const route = observation.route.slice(0, MAX_ROUTE_CHARS);
@@ -82,6 +91,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
       route,
       token?.reason,
       token?.tokenId,
+      writer?.actor,
     ].join('\0');
     const known = this.pending.get(key);
     if (known) {
@@ -95,6 +105,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     }
     this.pending.set(key, {
       type,
+      writer,
       data: {
         emailHash,
         accountId: observation.accountId,
@@ -122,6 +133,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     }
     this.pending.set(key, {
       type,
+      writer: null,
       data: {
         emailHash: null,
         accountId: null,
@@ -159,19 +171,32 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     const entries = [...this.pending.values()];
     this.pending = new Map();
     const now = this.clock.now();
-    const context = { actor: SYSTEM_ACTOR, correlationId: `security-${timeOrderedId()}`, auth: SYSTEM_AUTH };
-    try {
-      await this.store.append(
-        securityStreamName(now),
-        entries.map((entry) => toNewEvent({ type: entry.type, data: entry.data }, context, now)),
-        'any',
-      );
-    } catch (error) {
-      // Not a client's write: said loudly, and the counts are dropped rather than grown without bound.
-      this.logger.error(
-        { err: error, events: entries.length },
-        `Could not record ${entries.length} security events`,
-      );
+    // One append per writer: the service's own, and each CLI run's under its own actor.
+    const byWriter = new Map<string, { context: CommandContext; entries: Pending[] }>();
+    for (const entry of entries) {
+      const context = entry.writer ?? {
+        actor: SYSTEM_ACTOR,
+        correlationId: `security-${timeOrderedId()}`,
+        auth: SYSTEM_AUTH,
+      };
+      const group = byWriter.get(context.actor) ?? { context, entries: [] };
+      group.entries.push(entry);
+      byWriter.set(context.actor, group);
+    }
+    for (const { context, entries: group } of byWriter.values()) {
+      try {
+        await this.store.append(
+          securityStreamName(now),
+          group.map((entry) => toNewEvent({ type: entry.type, data: entry.data }, context, now)),
+          'any',
+        );
+      } catch (error) {
+        // Not a client's write: said loudly, and the counts are dropped rather than grown without bound.
+        this.logger.error(
+          { err: error, events: group.length },
+          `Could not record ${group.length} security events`,
+        );
+      }
     }
   }
 

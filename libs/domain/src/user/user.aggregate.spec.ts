@@ -57,6 +57,29 @@ describe('User', () => {
         ]);
     });
 
+    it('gives each change a modifiedon after the last, when the clock has not moved past it', () => {
+      const first = {
+        type: 'UserPatched.v1' as const,
+        data: { userId: 'u-1', changes: { age: 37 }, modifiedon: T1 },
+      };
+      given([registered, first])
+        .when(patch({ age: 38 }))
+        .then([
+          {
+            type: 'UserPatched.v1',
+            data: { userId: 'u-1', changes: { age: 38 }, modifiedon: '2026-11-22T10:00:00.001Z' },
+          },
+        ]);
+      given([registered])
+        .when({ type: 'PatchUser', values: { age: 40 }, now: '2026-11-22T09:00:00.000Z' })
+        .then([
+          {
+            type: 'UserPatched.v1',
+            data: { userId: 'u-1', changes: { age: 40 }, modifiedon: '2026-11-22T09:15:00.001Z' },
+          },
+        ]);
+    });
+
     it('emits nothing for a patch that changes nothing', () => {
       given([registered])
         .when(patch({ name: 'Ada', age: 36 }))

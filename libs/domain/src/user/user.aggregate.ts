@@ -49,11 +49,24 @@ export function decideUser(command: UserCommand, state: UserState): UserEvent[] 
       return [
         {
           type: 'UserPatched.v1',
-          data: { userId: state.id, changes: changes as Partial<ClientFields>, modifiedon: command.now },
+          data: {
+            userId: state.id,
+            changes: changes as Partial<ClientFields>,
+            modifiedon: strictlyAfter(command.now, state.modifiedon),
+          },
         },
       ];
     }
   }
+}
+
+/**
+ * `now`, or 1 ms after `previous` when the clock has not moved past it (two changes within a
+ * millisecond, or a writer whose clock is behind): each version of a user has a `modifiedon` of its
+ * own, later than the one before, so that an as-of read by a `modifiedon` names one version.
+ */
+function strictlyAfter(now: string, previous: string): string {
+  return now > previous ? now : new Date(Date.parse(previous) + 1).toISOString();
 }
 
 export function evolveUser(state: UserState, event: UserEvent): UserState {

@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
 import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { basename } from 'node:path';
+import { type ChainVerification, verifyChain } from '../integrity/chain-verifier';
+import { EVENT_COLUMNS, type EventRow, toChainLink } from './event-row';
 
 /** A copy (or a file to copy) that SQLite finds damaged, or that is not the store it claims to be. */
 export class BackupCheckError extends Error {
@@ -71,6 +73,25 @@ export function summarizeEventStore(file: string): StoreSummary {
   } catch (error) {
     if (error instanceof BackupCheckError) throw error;
     throw new BackupCheckError(file, `is not an event store: ${(error as Error).message}`);
+  } finally {
+    db.close();
+  }
+}
+
+/** The hash chain of an events.db copy nothing else writes, walked as `audit verify` walks it. */
+export async function verifyCopiedChain(file: string): Promise<ChainVerification> {
+  const db = openCopy(file);
+  try {
+    const rows = db
+      .prepare<[], EventRow>(`SELECT ${EVENT_COLUMNS} FROM events ORDER BY position`)
+      .raw()
+      .iterate();
+    return await verifyChain(
+      (function* () {
+        for (const row of rows) yield toChainLink(row);
+      })(),
+      'log',
+    );
   } finally {
     db.close();
   }

@@ -5,10 +5,12 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
   type AppendResult,
+  type ChainRef,
   EventStore,
   type EventStoreObserver,
   type EventSubscription,
   type ExpectedRevision,
+  type LinkedChainLink,
   type LogPage,
   type LogQuery,
   type NewEvent,
@@ -142,6 +144,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
   private readonly selectStream: Database.Statement<[string, number], EventRow>;
   private readonly selectAfter: Database.Statement<[number, number], EventRow>;
   private readonly selectHead: Database.Statement<[], number | null>;
+  private readonly selectLinkAndPrevious: Database.Statement<[number], EventRow>;
   private readonly probeWrite: Database.Statement<[string]>;
   /** Why the last commit failed (a full disk, an I/O error), until one succeeds again. */
   private writeFailure: string | null = null;
@@ -211,6 +214,10 @@ export class SqliteEventStore extends EventStore implements EventLog {
         'SELECT position FROM events WHERE recorded_at < ? ORDER BY recorded_at DESC, position DESC LIMIT 1',
       )
       .pluck();
+    this.selectLinkAndPrevious = db.prepare<[number], EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE position <= ? ORDER BY position DESC LIMIT 2`,
+    );
+    this.selectLinkAndPrevious.raw();
     this.selectHead = db.prepare<[], number | null>('SELECT max(position) FROM events');
     this.selectHead.pluck();
     this.probeWrite = db.prepare(
@@ -424,6 +431,19 @@ export class SqliteEventStore extends EventStore implements EventLog {
       cursor = rows[rows.length - 1][0];
       await nextTurn();
     }
+  }
+
+  override readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]> {
+    return settle(() => {
+      this.assertOpen();
+      // The event and the row before it, whatever that is: a deleted predecessor breaks the event.
+      return events.map((event) => {
+        const at = toSequence(event.position);
+        const [link, previous] = this.selectLinkAndPrevious.all(at);
+        if (link === undefined || link[0] !== at) return { link: null, previous: null };
+        return { link: toChainLink(link), previous: previous === undefined ? null : toChainLink(previous) };
+      });
+    });
   }
 
   /** Commits appends already requested, ends every subscription, then closes the file. */

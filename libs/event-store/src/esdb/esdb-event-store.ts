@@ -18,11 +18,13 @@ import { validateAppend } from '../append-validation';
 import { validateLogQuery, validateReadAll, validFromRevision } from '../read-validation';
 import {
   type AppendResult,
+  type ChainRef,
   EventStore,
   type EventStoreObserver,
   type EventSubscription,
   type ExpectedRevision,
   InvalidPositionError,
+  type LinkedChainLink,
   type LogPage,
   type LogQuery,
   type NewEvent,
@@ -53,6 +55,8 @@ import {
 import { matchesLogQuery } from '../log-query';
 import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
 
+/** Streams read at once to check the events a page serves against their chains. */
+const CHAIN_READS_AT_ONCE = 16;
 /** Streams whose last known hash is kept, so that a read-then-append needs no second read. */
 const KNOWN_HEADS = 10_000;
 /** Tries of an `any` or `stream_exists` append that other clients' writes keep overtaking. */
@@ -387,6 +391,26 @@ export class EsdbEventStore extends EventStore {
 
   override async *readChain(): AsyncGenerator<ChainLink> {
     for await (const event of this.readLog(undefined)) yield toChainLink(event);
+  }
+
+  /**
+   * Each stream read once, as stored: an event's predecessor is the stream's event before it. A few
+   * streams at a time, so that a page of many streams does not flood the server with reads.
+   */
+  override async readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]> {
+    const streams = new Map<string, RecordedEvent[]>();
+    const names = [...new Set(events.map((event) => event.stream))];
+    for (let i = 0; i < names.length; i += CHAIN_READS_AT_ONCE) {
+      const chunk = names.slice(i, i + CHAIN_READS_AT_ONCE);
+      const read = await Promise.all(chunk.map((stream) => this.readStream(stream)));
+      chunk.forEach((stream, index) => streams.set(stream, read[index]));
+    }
+    return events.map((event) => {
+      const stored = streams.get(event.stream)!;
+      const at = stored.findIndex((candidate) => candidate.revision === event.revision);
+      if (at < 0) return { link: null, previous: null };
+      return { link: toChainLink(stored[at]), previous: at === 0 ? null : toChainLink(stored[at - 1]) };
+    });
   }
 
   /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { comparePositions, parsePosition, type Position } from '../position';
+import type { ChainRef, LinkedChainLink } from '../event-store.port';
+import { comparePositions, formatPosition, parsePosition, type Position } from '../position';
 import { chainHash, type ChainLink, type ChainScope, GENESIS_HASH } from './history-chain';
 
 /**
@@ -41,7 +42,7 @@ export interface ChainVerification {
  * export's head), whatever was appended since.
  */
 export async function verifyChain(
-  links: AsyncIterable<ChainLink>,
+  links: AsyncIterable<ChainLink> | Iterable<ChainLink>,
   scope: ChainScope,
   seal: HistoryHead | null = null,
   upTo: Position | null = null,
@@ -55,7 +56,8 @@ export async function verifyChain(
   for await (const link of links) {
     if (upTo !== null && comparePositions(parsePosition(link.position) ?? upTo, upTo) > 0) break;
     events++;
-    broken = linkBreak(scope, link, last, streams);
+    const previous = scope === 'log' ? last : (streams.get(link.stream) ?? null);
+    broken = linkBreak(scope, link, previous);
     if (broken !== null) break;
     last = link;
     if (scope === 'stream') streams.set(link.stream, { revision: link.revision, hash: link.hash });
@@ -78,11 +80,22 @@ export async function verifyChain(
   return { scope, events, head, broken, sealMismatch };
 }
 
-function linkBreak(
+/** What a link chains to: its predecessor's stored hash (and, on the log, its recorded time). */
+export interface ChainPredecessor {
+  hash: string;
+  recordedAt?: string;
+}
+
+/**
+ * Where `link` breaks the chain, given the link it chains to (`previous`: the log's event before it,
+ * or its stream's; null for the first of a chain), or null when its stored hash is the one its
+ * content and `previous` give. The one check of an event, whether the whole chain is walked or
+ * only the events a page serves.
+ */
+export function linkBreak(
   scope: ChainScope,
   link: ChainLink,
-  last: ChainLink | null,
-  streams: Map<string, { revision: number; hash: string }>,
+  previous: ChainPredecessor | null,
 ): ChainBreak | null {
   const at = (reason: string): ChainBreak => ({
     position: link.position,
@@ -90,17 +103,11 @@ function linkBreak(
     revision: link.revision,
     reason,
   });
-  let previous: string;
-  if (scope === 'log') {
-    previous = last?.hash ?? GENESIS_HASH;
-    if (last !== null && link.recordedAt < last.recordedAt) {
-      return at(`recordedAt ${link.recordedAt} is before its predecessor's ${last.recordedAt}`);
-    }
-  } else {
-    // No check of revisions following on: a stream may hold the server's own events between ours.
-    previous = streams.get(link.stream)?.hash ?? GENESIS_HASH;
+  if (scope === 'log' && previous?.recordedAt !== undefined && link.recordedAt < previous.recordedAt) {
+    return at(`recordedAt ${link.recordedAt} is before its predecessor's ${previous.recordedAt}`);
   }
-  const computed = chainHash(scope, link, previous);
+  // No check of revisions following on in a stream: it may hold the server's own events between ours.
+  const computed = chainHash(scope, link, previous?.hash ?? GENESIS_HASH);
   if (computed !== link.hash) {
     return at(
       `the stored hash ${link.hash || '(none)'} is not ${computed}: the event, or the one before it, ` +
@@ -108,6 +115,24 @@ function linkBreak(
     );
   }
   return null;
+}
+
+/** Where an event read earlier breaks the chain as stored now (readChainLinks), or null. */
+export function storedLinkBreak(
+  scope: ChainScope,
+  event: ChainRef,
+  { link, previous }: LinkedChainLink,
+): ChainBreak | null {
+  if (link === null) {
+    const { stream, revision } = event;
+    return {
+      position: formatPosition(event.position),
+      stream,
+      revision,
+      reason: 'the event is no longer stored',
+    };
+  }
+  return linkBreak(scope, link, previous);
 }
 
 function headOf(

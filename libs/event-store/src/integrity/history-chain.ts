@@ -27,14 +27,15 @@ export interface ChainLink {
 }
 
 /**
- * SHA-256 (hex) of the event's canonical encoding chained to `previous`: the UTF-8 bytes of the
+ * The event's canonical encoding chained to `previous`, the text its hash is the SHA-256 of: the
  * JSON array `["chronicle-chain-1", position, id, stream, revision, type, data, metadata,
  * recordedAt, previous]`, data and metadata as JSON strings holding the text written. On the
  * `stream` scope position and recordedAt are null: the server assigns both after the hash is made.
+ * The one definition of what the chain covers (the audit serves its parts, docs/audit-integrity.md).
  */
-export function chainHash(scope: ChainScope, link: Omit<ChainLink, 'hash'>, previous: string): string {
+export function chainEncoding(scope: ChainScope, link: Omit<ChainLink, 'hash'>, previous: string): string {
   const log = scope === 'log';
-  const encoding = JSON.stringify([
+  return JSON.stringify([
     'chronicle-chain-1',
     log ? link.position : null,
     link.id,
@@ -46,5 +47,11 @@ export function chainHash(scope: ChainScope, link: Omit<ChainLink, 'hash'>, prev
     log ? link.recordedAt : null,
     previous,
   ]);
-  return createHash('sha256').update(encoding).digest('hex');
+}
+
+/** SHA-256 (hex) of the UTF-8 bytes of the event's {@link chainEncoding}. */
+export function chainHash(scope: ChainScope, link: Omit<ChainLink, 'hash'>, previous: string): string {
+  return createHash('sha256')
+    .update(chainEncoding(scope, link, previous))
+    .digest('hex');
 }

@@ -11,6 +11,7 @@ import {
 } from '../event-store.port';
 import { SqliteCheckpointStore } from '../embedded/sqlite-checkpoint-store';
 import type { ChainLink } from '../integrity/history-chain';
+import type { LinkedChainLink } from '../event-store.port';
 import { formatPosition, Position, position } from '../position';
 import {
   EventProcessor,
@@ -118,6 +119,9 @@ class ScriptedEventStore extends EventStore {
   // eslint-disable-next-line require-yield
   async *readChain(): AsyncIterable<ChainLink> {
     return;
+  }
+  readChainLinks(): Promise<LinkedChainLink[]> {
+    return Promise.resolve([]);
   }
   ping(): Promise<void> {
     this.pings++;

@@ -1,9 +1,11 @@
 import {
   AppendResult,
+  ChainRef,
   EventStore,
   EventStoreObserver,
   EventSubscription,
   ExpectedRevision,
+  LinkedChainLink,
   LogPage,
   LogQuery,
   NewEvent,
@@ -123,6 +125,10 @@ export class UpcastingEventStore extends EventStore {
 
   override readChain(): AsyncIterable<ChainLink> {
     return this.inner.readChain();
+  }
+
+  override readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]> {
+    return this.inner.readChainLinks(events);
   }
 
   override headPosition(): Promise<Position | null> {

@@ -1,5 +1,5 @@
 import { Query } from '@nestjs/cqrs';
-import { Position } from '@chronicle/event-store';
+import { ChainBreak, Position } from '@chronicle/event-store';
 import { AuditRecord } from '../audit-record';
 
 export const DEFAULT_AUDIT_LIMIT = 100;
@@ -31,6 +31,8 @@ export interface AuditFilter {
   after?: Position;
   /** Events as stored, before upcasting (types and data of older versions as they were written). */
   raw?: boolean;
+  /** Each record with the text its hash covers (`chained`), to recompute the hash. */
+  withChain?: boolean;
 }
 
 export interface AuditPage {
@@ -42,6 +44,8 @@ export interface AuditPage {
    * may a scan's time budget end one shorter, with a next page.
    */
   next: Position | null;
+  /** The first record of the page whose hash does not follow from its content and predecessor. */
+  broken: ChainBreak | null;
 }
 
 export class ListAuditEventsQuery extends Query<AuditPage> {

@@ -1,30 +1,31 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { NotFoundError, userStreamName } from '@chronicle/domain';
-import { comparePositions, EventStore, RecordedEvent } from '@chronicle/event-store';
+import { comparePositions, EventStore } from '@chronicle/event-store';
 import { foldUserDocument, UserDocument } from '@chronicle/read-models';
 import { AsOf, GetUserAsOfQuery } from './get-user-as-of.query';
 
 /**
- * The time an as-of read compares: the store's recorded time, which never decreases with position
- * (the writer's occurredAt is the writer's word, and need not be in order).
- */
-const eventTime = (event: RecordedEvent): string => event.recordedAt;
-
-/** Whether the event had happened at `asOf`. */
-function happenedBy(event: RecordedEvent, asOf: AsOf): boolean {
-  return 'position' in asOf
-    ? comparePositions(event.position, asOf.position) <= 0
-    : Date.parse(eventTime(event)) <= asOf.at.getTime();
-}
-
-/**
- * The user as it was at `asOf` (at the head without it): its stream's events up to the first one
- * after that moment, folded from nothing by the users projection's own fold. Null: no user then.
+ * The user as it was at `asOf` (at the head without it), folded from nothing by the users
+ * projection's own fold. At a position: its stream's events up to it. At a time: the last version
+ * whose `modifiedon`, the time the API gave for it, is at or before that time; `createdon` and
+ * `modifiedon` are the writer's clock when the change was decided, never the store's later
+ * `recordedAt`, so asking for the `modifiedon` a PATCH answered gives that PATCH's version. Null: no
+ * user then.
  */
 export async function userAsOf(store: EventStore, userId: string, asOf?: AsOf): Promise<UserDocument | null> {
   const stream = await store.readStream(userStreamName(userId));
-  const end = asOf === undefined ? -1 : stream.findIndex((event) => !happenedBy(event, asOf));
-  return foldUserDocument(userId, null, end === -1 ? stream : stream.slice(0, end));
+  if (asOf === undefined) return foldUserDocument(userId, null, stream);
+  if ('position' in asOf) {
+    const end = stream.findIndex((event) => comparePositions(event.position, asOf.position) > 0);
+    return foldUserDocument(userId, null, end === -1 ? stream : stream.slice(0, end));
+  }
+  let user: UserDocument | null = null;
+  for (const event of stream) {
+    const next = foldUserDocument(userId, user, [event]);
+    if (next !== null && Date.parse(next.modifiedon) > asOf.at.getTime()) break;
+    user = next;
+  }
+  return user;
 }
 
 @QueryHandler(GetUserAsOfQuery)
