@@ -15,7 +15,7 @@ import {
 import { Allow, securityObservationOf } from '@chronicle/auth';
 import { formatPosition, Position } from '@chronicle/event-store';
 import { AuditRecordDto, AuthProvenanceDto, ListAuditEventsQueryDto } from './list-audit-events.dto';
-import { auditAfter, auditTimeParameter, rethrowInvalidAfter } from './audit-position';
+import { auditAfter, auditTimeParameter, INVALID_POSITION, rethrowInvalidAfter } from './audit-position';
 import { RepresentationOffers } from '../http/representation-offers';
 
 const PATH = '/api/v1/audit/events';
@@ -66,7 +66,7 @@ export class AuditController {
       },
     },
   })
-  @ApiProblems(400, 401, 403, 406)
+  @ApiProblems(400, 401, 403, 406, INVALID_POSITION)
   async list(
     @Query() query: ListAuditEventsQueryDto,
     @Headers('accept') accept: string | undefined,

@@ -19,6 +19,7 @@ import {
   ApiNotModifiedResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
@@ -26,21 +27,30 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   AsOf,
   CommandContext,
+  ConcurrencyConflictError,
   GetUserQuery,
   ListUsersQuery,
   parseAsOf,
   PatchUserCommand,
+  PreconditionFailedError,
   Principal,
   SecurityEvents,
 } from '@chronicle/application';
 import { Allow, CurrentPrincipal, securityObservationOf } from '@chronicle/auth';
-import { userRepresentation } from '@chronicle/domain';
+import { NotFoundError, userRepresentation } from '@chronicle/domain';
 import { Consumes, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
-import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
+import { ApiCredentials, ApiProblems, ApiQueryFrom, refusal } from '../http/openapi';
 import { WriteContext } from '../http/write-context.decorator';
 import { pageHeaders, pageOf, PageQueryDto, pageQueryDescriptions, setPageHeaders } from '../http/paging';
-import { AS_OF_MESSAGE, GetUserQueryDto, UserDto, UserFragmentDto, UserPatchDto } from './user.dto';
-import { invalidParameters } from '../http/validation';
+import {
+  AS_OF_MESSAGE,
+  GetUserQueryDto,
+  USER_ID_SCHEMA,
+  USER_PATCH_SCHEMA,
+  UserDto,
+  UserFragmentDto,
+} from './user.dto';
+import { INVALID_POSITION, invalidPosition } from '../audit/audit-position';
 import {
   etagOf,
   FRAGMENT_MEDIA_TYPE,
@@ -57,6 +67,14 @@ const ETAG_HEADER = {
   schema: { type: 'string' },
 };
 const VARY_HEADER = { description: 'Accept', schema: { type: 'string' } };
+
+const UNKNOWN_USER = refusal(
+  new NotFoundError('User'),
+  'no user has this id (with asOf: the user did not exist then).',
+);
+
+/** A user's path: its id. */
+const ApiUserId = () => ApiParam({ name: 'userId', schema: USER_ID_SCHEMA });
 
 @ApiTags('users')
 @ApiCredentials()
@@ -110,7 +128,8 @@ export class UsersController {
     description: 'If-None-Match names the current version.',
     headers: { ETag: ETAG_HEADER, Vary: VARY_HEADER },
   })
-  @ApiProblems(400, 401, 403, 404, 406)
+  @ApiUserId()
+  @ApiProblems(400, 401, 403, 406, UNKNOWN_USER, INVALID_POSITION)
   async get(
     @Param('userId') userId: string,
     @Query() query: GetUserQueryDto,
@@ -140,11 +159,11 @@ export class UsersController {
   @Patch(':userId')
   @Consumes(MERGE_PATCH_MEDIA_TYPE)
   @ApiOperation({ summary: 'Change a user with a JSON merge patch (RFC 7396) on name and age' })
-  @ApiExtraModels(UserPatchDto, UserFragmentDto)
+  @ApiExtraModels(UserFragmentDto)
   @ApiConsumes(MERGE_PATCH_MEDIA_TYPE)
   @ApiBody({
     required: true,
-    schema: { $ref: getSchemaPath(UserPatchDto) },
+    schema: USER_PATCH_SCHEMA,
     examples: {
       age: { summary: 'Change the age', value: { age: 37 } },
       both: { value: { name: 'Ada', age: 36 } },
@@ -163,7 +182,19 @@ export class UsersController {
       Vary: VARY_HEADER,
     },
   })
-  @ApiProblems(400, 401, 403, 404, 406, 409, 412, 413, 415, 422)
+  @ApiUserId()
+  @ApiProblems(
+    400,
+    401,
+    403,
+    406,
+    413,
+    415,
+    422,
+    UNKNOWN_USER,
+    refusal(new PreconditionFailedError(1), "If-Match names a version other than the user's current one."),
+    refusal(new ConcurrencyConflictError('user'), 'the user kept changing under concurrent writes.'),
+  )
   async patch(
     @Param('userId') userId: string,
     @Body() body: unknown,
@@ -199,11 +230,11 @@ export class UsersController {
   }
 }
 
-/** The moment `asOf` names; the DTO has checked its shape, parseAsOf the calendar and the log. */
+/** The moment `asOf` names; the DTO has checked its shape and calendar, parseAsOf the log's rule. */
 function asOfOf(query: GetUserQueryDto): AsOf | undefined {
   if (query.asOf === undefined) return undefined;
   const asOf = parseAsOf(query.asOf);
-  if (asOf === null) throw invalidParameters([{ field: 'asOf', message: AS_OF_MESSAGE }]);
+  if (asOf === null) throw invalidPosition('asOf', AS_OF_MESSAGE);
   return asOf;
 }
 
