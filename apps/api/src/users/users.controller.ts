@@ -34,6 +34,7 @@ import {
   PatchUserCommand,
   PreconditionFailedError,
   Principal,
+  RFC_3339,
   SecurityEvents,
 } from '@chronicle/application';
 import { Allow, CurrentPrincipal, securityObservationOf } from '@chronicle/auth';
@@ -51,7 +52,9 @@ import {
   UserFragmentDto,
 } from './user.dto';
 import { INVALID_POSITION, invalidPosition } from '../audit/audit-position';
+import { invalidParameters } from '../http/validation';
 import {
+  ENTITY_TAGS_SCHEMA,
   etagOf,
   FRAGMENT_MEDIA_TYPE,
   GET_REPRESENTATIONS,
@@ -113,7 +116,12 @@ export class UsersController {
       'A user reads its own user, an admin any. With asOf (admin or auditor): the user as it was then, ' +
       'folded from its history by the users projection.',
   })
-  @ApiHeader({ name: 'If-None-Match', required: false, description: 'An ETag held: 304 while it is current' })
+  @ApiHeader({
+    name: 'If-None-Match',
+    required: false,
+    description: 'An ETag held: 304 while it is current',
+    schema: ENTITY_TAGS_SCHEMA,
+  })
   @ApiQueryFrom(GetUserQueryDto, {
     asOf:
       'The user as it was at this RFC 3339 time or global position (inclusive), folded from its history ' +
@@ -169,7 +177,12 @@ export class UsersController {
       both: { value: { name: 'Ada', age: 36 } },
     },
   })
-  @ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the version being changed' })
+  @ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description: 'The ETag of the version being changed',
+    schema: ENTITY_TAGS_SCHEMA,
+  })
   @ApiOkResponse({
     description:
       'The full user (also for application/json, */* or no Accept), or only the patched members plus modifiedon.',
@@ -234,7 +247,12 @@ export class UsersController {
 function asOfOf(query: GetUserQueryDto): AsOf | undefined {
   if (query.asOf === undefined) return undefined;
   const asOf = parseAsOf(query.asOf);
-  if (asOf === null) throw invalidPosition('asOf', AS_OF_MESSAGE);
+  if (asOf === null) {
+    // A time the schema let through cannot fail here; a position can (its prepare after its commit).
+    throw RFC_3339.test(query.asOf)
+      ? invalidParameters([{ field: 'asOf', message: AS_OF_MESSAGE }])
+      : invalidPosition('asOf', AS_OF_MESSAGE);
+  }
   return asOf;
 }
 
