@@ -91,7 +91,7 @@ describe('a client generated from the served document', () => {
     const resetTokenFor = async (email: string) => {
       const mail = await catcher.waitFor(
         (message) => message.text?.includes('token=') === true && JSON.stringify(message.to).includes(email),
-        15_000,
+        30_000,
       );
       return /[?&]token=([A-Za-z0-9_-]+)/.exec(mail.text ?? '')![1];
     };
