@@ -64,7 +64,7 @@ export function bodyProblems(dto: Type, body: unknown): { malformed: boolean; er
   const errors = validate.errors ?? [];
   return {
     malformed: errors.some((error) => STRUCTURAL.has(error.keyword)),
-    errors: fieldErrors(errors, body, messages),
+    errors: fieldErrors(errors, typeof body === 'object' && body !== null ? body : {}, messages),
   };
 }
 
