@@ -25,7 +25,10 @@ describe('every operation of the document, fuzzed from its schemas', () => {
   let admin: TestAccount;
   let document: Document;
   let requests: RequestChecker;
-  const statuses = new Map<string, number>();
+  /** Requests sent, by kind (valid, invalid, unoffered method) and status. */
+  const statuses = new Map<string, Map<number, number>>();
+  /** The declared refusals valid requests met, by problem type. */
+  const refusals = new Map<string, number>();
 
   beforeAll(async () => {
     // Limits high enough that the fuzz's wrong passwords and reset requests meet the real answers.
@@ -43,9 +46,13 @@ describe('every operation of the document, fuzzed from its schemas', () => {
     requests = new RequestChecker(document);
   });
   afterAll(async () => {
-    const total = [...statuses.values()].reduce((sum, count) => sum + count, 0);
-    const byStatus = [...statuses].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}: ${n}`);
-    process.stdout.write(`document fuzz: ${total} requests; ${byStatus.join(', ')}\n`);
+    for (const [kind, counts] of statuses) {
+      const total = [...counts.values()].reduce((sum, count) => sum + count, 0);
+      const byStatus = [...counts].sort(([a], [b]) => a - b).map(([status, n]) => `${status}: ${n}`);
+      process.stdout.write(`document fuzz, ${kind}: ${total} requests; ${byStatus.join(', ')}\n`);
+    }
+    const met = [...refusals].map(([type, n]) => `${type}: ${n}`).join(', ');
+    process.stdout.write(`document fuzz, declared refusals of valid requests: ${met}\n`);
     await subject.destroy();
   });
 
@@ -69,7 +76,7 @@ describe('every operation of the document, fuzzed from its schemas', () => {
   const wire = (value: unknown) =>
     typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
 
-  async function send({ method, path, request }: Sent) {
+  async function send(kind: string, { method, path, request }: Sent) {
     const url = new URL(
       path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(wire(request.path?.[name]))),
       subject.url,
@@ -83,7 +90,8 @@ describe('every operation of the document, fuzzed from its schemas', () => {
     if (body === undefined) headers.push('content-length', '0');
     else headers.push('content-type', request.contentType ?? 'application/json');
     const response = await rawRequest(url.toString(), method.toUpperCase(), headers, body);
-    statuses.set(String(response.status), (statuses.get(String(response.status)) ?? 0) + 1);
+    const counts = statuses.get(kind) ?? new Map<number, number>();
+    statuses.set(kind, counts.set(response.status, (counts.get(response.status) ?? 0) + 1));
     return response;
   }
 
@@ -188,12 +196,13 @@ describe('every operation of the document, fuzzed from its schemas', () => {
       await fc.assert(
         fc.asyncProperty(validRequests(method, path, operation), async (sent) => {
           expect(requests.problems(sent.method, sent.path, sent.request)).toEqual([]);
-          const response = await send(sent);
+          const response = await send('valid', sent);
           expectDeclared(operation, sent, response);
           if (response.status >= 400) {
             const type = (JSON.parse(response.body) as { type: string }).type;
             const what = `${method.toUpperCase()} ${path} ${JSON.stringify(sent.request)} → ${response.status} ${response.body.slice(0, 300)}`;
             const declared = refusalsOf(operation, response.status);
+            refusals.set(type, (refusals.get(type) ?? 0) + 1);
             expect({ what, type, declared: declared.includes(type) }).toEqual({ what, type, declared: true });
           }
           checked++;
@@ -209,7 +218,7 @@ describe('every operation of the document, fuzzed from its schemas', () => {
     for (const [method, path, operation] of operations()) {
       await fc.assert(
         fc.asyncProperty(invalidRequests(method, path, operation), async (sent) => {
-          const response = await send(sent);
+          const response = await send('invalid', sent);
           expectDeclared(operation, sent, response);
           if (response.status >= 400)
             expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -221,4 +230,31 @@ describe('every operation of the document, fuzzed from its schemas', () => {
     // Most broken requests are invalid under the document: the generator breaks what it means to.
     expect(invalid).toBeGreaterThan(operations().length * RUNS * 0.5);
   }, 120_000);
+
+  it('answers a method a documented path does not offer with 405 and Allow, never 404', async () => {
+    const paths = Object.keys(document.paths);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...paths).chain((path) => {
+          const offered = Object.keys(document.paths[path]);
+          const [method, operation] = Object.entries(document.paths[path])[0];
+          return fc.tuple(
+            validRequests(method, path, operation),
+            fc.constantFrom(...['get', 'post', 'put', 'patch', 'delete'].filter((m) => !offered.includes(m))),
+          );
+        }),
+        async ([sent, unoffered]) => {
+          const response = await send('unoffered method', { ...sent, method: unoffered });
+          const what = `${unoffered.toUpperCase()} ${sent.path}`;
+          expect({ what, status: response.status }).toEqual({ what, status: 405 });
+          const allow = String(response.headers.allow).split(', ');
+          expect(allow).toEqual(
+            expect.arrayContaining(Object.keys(document.paths[sent.path]).map((m) => m.toUpperCase())),
+          );
+          expect(allow).not.toContain(unoffered.toUpperCase());
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
 });
