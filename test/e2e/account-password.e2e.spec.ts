@@ -155,10 +155,15 @@ describe('PUT /api/v1/account/password', () => {
     const account = await subject.createAccount();
     await requestReset(account);
     const token = tokenIn(await resetMail(account));
-    for (const weak of ['short', 'password123', account.email]) {
+    for (const [weak, type] of [
+      ['short', 'validation-error'],
+      ['password123', 'common-password'],
+      [account.email, 'password-is-email'],
+    ]) {
       const response = await putPassword(subject.url, { token, new: weak });
       expect(response.status).toBe(422);
       expect((await response.json()) as { errors: { field: string }[] }).toMatchObject({
+        type,
         errors: [{ field: 'new' }],
       });
     }
@@ -184,6 +189,7 @@ describe('PUT /api/v1/account/password', () => {
   it.each([
     ['an e-mail that is no address', { email: 'not-an-address' }],
     ['an e-mail longer than 254 characters', { email: `${'a'.repeat(250)}@example.com` }],
+    ['an empty e-mail', { email: '' }],
   ])('answers 422 problem details for %s', async (_case, body) => {
     const response = await putPassword(subject.url, body);
     expect(response.status).toBe(422);

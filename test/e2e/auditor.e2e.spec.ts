@@ -124,7 +124,7 @@ describe('auditor role and as-of reads', () => {
   });
 
   it('answers a bad asOf with a 400 naming it, and keeps past states from members', async () => {
-    for (const bad of ['yesterday', '2026-02-30T00:00:00Z', '2026-11-24T03:00:00', '42:43']) {
+    for (const bad of ['yesterday', '2026-02-30T00:00:00Z', '2026-11-24T03:00:00', '9223372036854775808']) {
       const response = await get(`/users/${member.userId}?asOf=${encodeURIComponent(bad)}`, admin);
       expect([bad, response.status]).toEqual([bad, 400]);
       expect(await response.json()).toMatchObject({
@@ -132,6 +132,10 @@ describe('auditor role and as-of reads', () => {
         errors: [{ field: 'asOf' }],
       });
     }
+    // Of the shape, but no position of any log: a refusal the document declares, not a pattern's.
+    const inverted = await get(`/users/${member.userId}?asOf=42:43`, admin);
+    expect(inverted.status).toBe(400);
+    expect(await inverted.json()).toMatchObject({ type: 'invalid-position', errors: [{ field: 'asOf' }] });
     const own = await get(`/users/${member.userId}?asOf=${history[0].position}`, member);
     expect(own.status).toBe(403);
     expect((await get(`/users/${member.userId}`, member)).status).toBe(200);

@@ -201,6 +201,71 @@ describe('the HTTP edge', () => {
     });
   });
 
+  describe('methods a path does not offer (RFC 9110)', () => {
+    type Paths = Record<string, Record<string, unknown>>;
+    let paths: Paths;
+    beforeAll(async () => {
+      paths = ((await (await fetch(`${subject.url}/docs/json`)).json()) as { paths: Paths }).paths;
+    });
+
+    /** What Allow must say for a documented path: its operations, HEAD with GET, and OPTIONS. */
+    const allowOf = (path: string): string[] => {
+      const methods = Object.keys(paths[path]).map((method) => method.toUpperCase());
+      return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].sort();
+    };
+    const listed = (header: string | null) => (header ?? '').split(', ').sort();
+    const concrete = (path: string) => path.replace(/\{\w+\}/g, 'x');
+
+    it.each([
+      ['PUT', '/customers'],
+      ['POST', '/users'],
+      ['DELETE', '/customers'],
+      ['GET', '/api/v1/account/password'],
+      ['PUT', '/users/{userId}'],
+    ])('answers %s %s with 405, Allow and problem details, before any credentials', async (method, path) => {
+      const response = await fetch(`${subject.url}${concrete(path)}`, { method });
+      expect(response.status).toBe(405);
+      expect(listed(response.headers.get('allow'))).toEqual(allowOf(path));
+      expect(response.headers.get('content-type')).toMatch(PROBLEM);
+      expect(response.headers.get('x-request-id')).toBeTruthy();
+      expect(await response.json()).toMatchObject({ type: 'method-not-allowed', status: 405 });
+    });
+
+    it('answers 405 for every documented path and every method it does not offer', async () => {
+      let checked = 0;
+      for (const path of Object.keys(paths)) {
+        for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+          if (method.toLowerCase() in paths[path]) continue;
+          const response = await fetch(`${subject.url}${concrete(path)}`, { method });
+          await response.arrayBuffer();
+          expect({ [`${method} ${path}`]: [response.status, listed(response.headers.get('allow'))] }).toEqual(
+            {
+              [`${method} ${path}`]: [405, allowOf(path)],
+            },
+          );
+          checked++;
+        }
+      }
+      expect(checked).toBeGreaterThan(30);
+    });
+
+    it('answers OPTIONS on a known path with 204 and Allow, and on an unknown one with 404', async () => {
+      const known = await fetch(`${subject.url}/users/x`, { method: 'OPTIONS' });
+      expect(known.status).toBe(204);
+      expect(listed(known.headers.get('allow'))).toEqual(allowOf('/users/{userId}'));
+      expect(await known.text()).toBe('');
+      const unknown = await fetch(`${subject.url}/nowhere`, { method: 'OPTIONS' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get('content-type')).toMatch(PROBLEM);
+    });
+
+    it('still answers a method on an unknown path with 404', async () => {
+      const response = await fetch(`${subject.url}/nowhere`, { method: 'PUT' });
+      expect(response.status).toBe(404);
+      expect(response.headers.get('allow')).toBeNull();
+    });
+  });
+
   describe('security headers', () => {
     it.each([
       ['a list', '/customers', 200],
@@ -307,6 +372,25 @@ describe('the HTTP edge, configured', () => {
       expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
       expect(preflight.headers.get('access-control-allow-methods')).toContain('PATCH');
       expect(preflight.headers.get('access-control-allow-headers')).toContain('if-match');
+      expect(preflight.headers.get('allow')).toBeNull();
+
+      // Not a preflight: the methods the path offers, as without CORS.
+      const options = await fetch(`${subject.url}/customers`, { method: 'OPTIONS' });
+      expect(options.status).toBe(204);
+      expect(options.headers.get('allow')?.split(', ')).toEqual(
+        expect.arrayContaining(['GET', 'HEAD', 'OPTIONS']),
+      );
+      const unknown = await fetch(`${subject.url}/nowhere`, { method: 'OPTIONS' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      // A 405 carries CORS's headers, so that a browser's script can read it.
+      const notOffered = await fetch(`${subject.url}/customers`, {
+        method: 'DELETE',
+        headers: { origin: 'https://app.example.com' },
+      });
+      expect(notOffered.status).toBe(405);
+      expect(notOffered.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+      expect(notOffered.headers.get('access-control-expose-headers')).toContain('allow');
 
       const allowed = await fetch(`${subject.url}/health/live`, {
         headers: { origin: 'https://app.example.com' },

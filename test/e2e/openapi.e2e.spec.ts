@@ -3,7 +3,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CLIENT_FIELD_NAMES, USER_FIELD_NAMES } from '@chronicle/domain';
+import { AS_OF_PATTERN, MAX_AUDIT_LIMIT, RESET_TOKEN_PATTERN, RFC_3339 } from '@chronicle/application';
+import {
+  CLIENT_FIELD_NAMES,
+  EMAIL_MAX_LENGTH,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  USER_FIELD_NAMES,
+} from '@chronicle/domain';
+import { POSITION_PATTERN } from '@chronicle/event-store';
 import { startTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -12,7 +20,17 @@ const ROOT = join(__dirname, '..', '..');
 describe('the OpenAPI document', () => {
   let subject: TestApp;
   let document: {
-    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          responses: Record<string, unknown>;
+          parameters?: { name: string; schema: Record<string, unknown> }[];
+          requestBody: { content: Record<string, { schema: unknown }> };
+        }
+      >
+    >;
     components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> };
   };
 
@@ -62,13 +80,86 @@ describe('the OpenAPI document', () => {
   });
 
   it("takes the user schemas from the one declaration of a user's fields", () => {
-    const { UserDto, UserFragmentDto, UserPatchDto } = document.components.schemas;
+    const { UserDto, UserFragmentDto } = document.components.schemas;
     expect(Object.keys(UserDto.properties)).toEqual(['id', ...USER_FIELD_NAMES]);
     expect(UserDto.required).toEqual(['id', ...USER_FIELD_NAMES]);
-    expect(Object.keys(UserPatchDto.properties)).toEqual(CLIENT_FIELD_NAMES);
+    const patch = document.paths['/users/{userId}'].patch.requestBody.content['application/merge-patch+json']
+      .schema as { properties: Record<string, unknown>; additionalProperties: boolean };
+    expect(Object.keys(patch.properties)).toEqual(CLIENT_FIELD_NAMES);
+    expect(patch.additionalProperties).toBe(false);
     expect(Object.keys(UserFragmentDto.properties)).toEqual([...CLIENT_FIELD_NAMES, 'modifiedon']);
     expect(UserDto.properties.age).toMatchObject({ type: 'integer', minimum: 0, maximum: 150 });
     expect(document.paths['/users/{userId}']).toHaveProperty('get');
     expect(document.paths['/users']).toHaveProperty('get');
+  });
+
+  /** An operation's parameter schemas, by name. */
+  const parameters = (path: string, method: string) =>
+    Object.fromEntries(
+      (document.paths[path][method].parameters ?? []).map((parameter) => [parameter.name, parameter.schema]),
+    );
+  /** The problem types an operation declares under a status, from the examples it gives. */
+  const refusals = (path: string, method: string, status: number) =>
+    Object.keys(
+      (
+        document.paths[path][method].responses[String(status)] as {
+          content: Record<string, { examples?: Record<string, { value: { type: string; status: number } }> }>;
+        }
+      ).content['application/problem+json'].examples ?? {},
+    );
+
+  it('states the rules of asOf and of the audit filters that the service enforces', () => {
+    const user = parameters('/users/{userId}', 'get');
+    expect(user.userId).toEqual({ type: 'string', format: 'uuid' });
+    expect(user.asOf).toMatchObject({
+      type: 'string',
+      pattern: AS_OF_PATTERN.source,
+      anyOf: [
+        { type: 'string', format: 'date-time' },
+        { type: 'string', pattern: `^(?:${POSITION_PATTERN})$` },
+      ],
+    });
+    const audit = parameters('/api/v1/audit/events', 'get');
+    for (const name of ['since', 'until'])
+      expect(audit[name]).toEqual({ type: 'string', format: 'date-time', pattern: RFC_3339.source });
+    expect(audit.after).toEqual({ type: 'string', pattern: `^(?:${POSITION_PATTERN})$` });
+    expect(audit.limit).toEqual({ type: 'integer', minimum: 1, maximum: MAX_AUDIT_LIMIT });
+    expect(JSON.stringify(audit.type)).toContain('maxItems');
+  });
+
+  it('states each password form exactly: its members, their formats and bounds, nothing else', () => {
+    const { oneOf } = document.paths['/api/v1/account/password'].put.requestBody.content['application/json']
+      .schema as { oneOf: { properties: Record<string, unknown>; additionalProperties: boolean }[] };
+    expect(oneOf.map((form) => form.additionalProperties)).toEqual([false, false, false]);
+    const [request, completion, change] = oneOf.map((form) => form.properties);
+    expect(request.email).toMatchObject({ type: 'string', format: 'email', maxLength: EMAIL_MAX_LENGTH });
+    expect(completion.token).toMatchObject({ type: 'string', pattern: RESET_TOKEN_PATTERN.source });
+    for (const form of [completion, change]) {
+      expect(form.new).toMatchObject({
+        type: 'string',
+        minLength: PASSWORD_MIN_LENGTH,
+        maxLength: PASSWORD_MAX_LENGTH,
+      });
+    }
+  });
+
+  it('declares the refusals no schema can state, each with its problem type and an example', () => {
+    expect(refusals('/api/v1/account/password', 'put', 400)).toEqual([
+      'invalid-reset-token',
+      'wrong-password',
+    ]);
+    expect(refusals('/api/v1/account/password', 'put', 422)).toEqual([
+      'common-password',
+      'password-is-email',
+    ]);
+    expect(refusals('/users/{userId}', 'get', 404)).toEqual(['not-found']);
+    expect(refusals('/users/{userId}', 'get', 400)).toEqual(['invalid-position']);
+    expect(refusals('/api/v1/audit/events', 'get', 400)).toEqual(['invalid-position']);
+    const example = (
+      document.paths['/api/v1/account/password'].put.responses['400'] as {
+        content: Record<string, { examples: Record<string, { value: unknown }> }>;
+      }
+    ).content['application/problem+json'].examples['invalid-reset-token'].value;
+    expect(example).toMatchObject({ type: 'invalid-reset-token', status: 400, title: 'Bad Request' });
   });
 });

@@ -7,6 +7,7 @@ import { clientAddress } from './client-address';
 import { CredentialVerifier } from './credential-verifier';
 import { ObservedRequest } from './security-observation';
 import { AUTH_OPTIONAL, IS_PUBLIC, OptionalAuth, Public } from './public.decorator';
+import { Strategy as BearerStrategy } from 'passport-http-bearer';
 import { TokenRejection } from './token-rejection';
 
 const principal = { accountId: 'account-1', roles: ['user'] } as unknown as Principal;
@@ -366,6 +367,56 @@ describe("@Public() and @OptionalAuth(), read by the guard through Nest's Reflec
     await expect(guard.canActivate(contextOf(Routes.prototype.maybe))).resolves.toBe(true);
     await expect(guard.canActivate(contextOf(Routes.prototype.closed))).rejects.toBeInstanceOf(
       UnauthorizedException,
+    );
+  });
+});
+
+describe('ChronicleAuthGuard, Bearer through passport-http-bearer', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it("hands passport-http-bearer's strategy a view holding only the token the one parser found", async () => {
+    const authenticate = jest.spyOn(BearerStrategy.prototype, 'authenticate');
+    const { guard, verifier } = setup();
+    for (const req of [
+      request([['Authorization', 'Bearer good-token']]),
+      request([], { access_token: 'good-token' }),
+    ]) {
+      await expect(guard.canActivate(contextFor(req))).resolves.toBe(true);
+      expect(req.user).toBe(principal);
+    }
+    expect(authenticate).toHaveBeenCalledTimes(2);
+    for (const [view] of authenticate.mock.calls) {
+      expect(view).toMatchObject({ query: { access_token: 'good-token' } });
+      expect(view).not.toHaveProperty('raw');
+      expect(view).not.toHaveProperty('headers');
+      expect(view).not.toHaveProperty('body');
+    }
+    expect(verifier.bearer.mock.calls).toEqual([['good-token'], ['good-token']]);
+  });
+
+  it('never takes a token from a body: without other credentials it is a 401, no strategy run', async () => {
+    const authenticate = jest.spyOn(BearerStrategy.prototype, 'authenticate');
+    const { guard, verifier } = setup();
+    const req = Object.assign(request(), { body: { access_token: 'good-token' } });
+    expect(await rejection(guard.canActivate(contextFor(req)))).toMatchObject({
+      status: 401,
+      body: { detail: 'Credentials are required.' },
+    });
+    expect(authenticate).not.toHaveBeenCalled();
+    expect(verifier.bearer).not.toHaveBeenCalled();
+  });
+
+  it('answers an empty token, which the strategy refuses unread, as an invalid token, recorded', async () => {
+    const { guard, verifier, security } = setup();
+    const req = request([['Authorization', 'Bearer ']]);
+    expect(await rejection(guard.canActivate(contextFor(req)))).toMatchObject({
+      status: 401,
+      body: { challenge: { invalidToken: true } },
+    });
+    expect(verifier.bearer).not.toHaveBeenCalled();
+    expect(security.observe).toHaveBeenCalledWith(
+      'AccessTokenRejected.v1',
+      expect.objectContaining({ token: { reason: 'invalid', tokenId: null } }),
     );
   });
 });

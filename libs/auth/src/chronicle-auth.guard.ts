@@ -9,7 +9,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import { Authenticator } from 'passport';
 import { Principal, SecurityEvents } from '@chronicle/application';
-import { credentialStrategies } from './credential.strategies';
+import { BearerView, bearerView, credentialStrategies } from './credential.strategies';
 import { CredentialVerifier } from './credential-verifier';
 import { Credentials, credentialsOf, RequestLike } from './credentials';
 import type { Role } from '@chronicle/domain';
@@ -100,12 +100,14 @@ export class ChronicleAuthGuard implements CanActivate {
       case 'malformed-basic':
         throw unauthorized('The credentials are invalid.');
     }
+    // The Bearer strategy sees only the token found here; Basic's reads the same parsed credential.
+    const view: BearerView | null = credentials.kind === 'bearer' ? bearerView(credentials.token) : null;
     return new Promise((resolve, reject) => {
-      const done = (error: unknown, principal: Principal | false, challenge?: unknown) => {
+      const done = (error: unknown, principal: Principal | false) => {
         if (error) reject(error instanceof Error ? error : new Error('Authentication failed'));
         else if (principal) resolve(principal);
-        // The bearer verifier answers a principal or a TokenRejection: only Basic fails without one.
-        else if (challenge instanceof TokenRejection) reject(new TokenRefused(challenge));
+        // A token the verifier refused says why; one the strategy refused unread (empty) is invalid.
+        else if (view) reject(new TokenRefused(view.rejection ?? EMPTY_TOKEN));
         else reject(unauthorized('The credentials are invalid.'));
       };
       const middleware = this.passport.authenticate(credentials.kind, { session: false }, done) as (
@@ -113,7 +115,7 @@ export class ChronicleAuthGuard implements CanActivate {
         response: unknown,
         next: (error?: unknown) => void,
       ) => void;
-      middleware(request, undefined, reject);
+      middleware(view ?? request, undefined, reject);
     });
   }
 
@@ -138,6 +140,8 @@ export class ChronicleAuthGuard implements CanActivate {
     return access;
   }
 }
+
+const EMPTY_TOKEN = new TokenRejection('invalid', null);
 
 /** An admin may call every route; anyone else needs one of the route's roles. */
 export const mayCall = (principal: Principal, roles: readonly Role[]): boolean =>

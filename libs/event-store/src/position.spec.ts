@@ -7,6 +7,7 @@ import {
   positionKey,
   positionProblem,
   POSITION_LIMIT,
+  POSITION_PATTERN,
 } from './position';
 
 const u63 = fc.bigInt({ min: 0n, max: POSITION_LIMIT - 1n });
@@ -68,6 +69,38 @@ describe('positions', () => {
         const keys = positionKey(a) < positionKey(b) ? -1 : positionKey(a) > positionKey(b) ? 1 : 0;
         expect(keys).toBe(comparePositions(a, b));
       }),
+    );
+  });
+});
+
+describe('POSITION_PATTERN', () => {
+  const pattern = new RegExp(`^(?:${POSITION_PATTERN})$`, 'u');
+  /** Digits near the bound, with and without leading zeros, up to and past 20 of them. */
+  const number = fc.oneof(
+    fc.bigInt({ min: 0n, max: 2n ** 64n }).map(String),
+    fc.bigInt({ min: POSITION_LIMIT - 1000n, max: POSITION_LIMIT + 1000n }).map(String),
+    fc
+      .tuple(fc.integer({ min: 0, max: 3 }), fc.bigInt({ min: 0n, max: POSITION_LIMIT + 10n }))
+      .map(([zeros, n]) => `${'0'.repeat(zeros)}${n}`),
+  );
+  const text = fc.oneof(
+    number,
+    fc.tuple(number, number).map(([a, b]) => `${a}:${b}`),
+    fc.string({ maxLength: 25 }),
+  );
+
+  it('matches exactly what parsePosition reads, less the prepare-after-commit rule no pattern can state', () => {
+    fc.assert(
+      fc.property(text, (given) => {
+        const numbers = /^(\d{1,20})(?::(\d{1,20}))?$/.exec(given);
+        const readable =
+          numbers !== null &&
+          BigInt(numbers[1]) < POSITION_LIMIT &&
+          BigInt(numbers[2] ?? numbers[1]) < POSITION_LIMIT;
+        expect(pattern.test(given)).toBe(readable);
+        if (parsePosition(given) !== null) expect(pattern.test(given)).toBe(true);
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -39,6 +39,29 @@ export function positionProblem(p: Position): string | null {
   return null;
 }
 
+/**
+ * A number below `limit` in decimal, leading zeros allowed, at most 20 digits (what parsePosition
+ * reads): one alternative per digit of limit - 1 below which the number's digit falls.
+ */
+function belowPattern(limit: bigint): string {
+  const max = (limit - 1n).toString();
+  const alternatives = [`\\d{1,${max.length - 1}}`, max];
+  for (let i = 0; i < max.length; i++) {
+    const digit = Number(max[i]);
+    if (digit === 0) continue;
+    const rest = max.length - i - 1;
+    alternatives.push(`${max.slice(0, i)}[0-${digit - 1}]${rest > 0 ? `\\d{${rest}}` : ''}`);
+  }
+  return `(?=\\d{1,20}(?::|$))0*(?:${alternatives.join('|')})`;
+}
+
+/**
+ * The shape of every position parsePosition can accept, as a JSON-schema pattern: one or two
+ * numbers below 2^63. Whether the prepare comes before the commit, and whether a record starts
+ * there, no pattern can say.
+ */
+export const POSITION_PATTERN = `${belowPattern(POSITION_LIMIT)}(?::${belowPattern(POSITION_LIMIT)})?`;
+
 /** A position a client sent (`42` or `42:40`), or null when it is malformed or names nothing. */
 export function parsePosition(text: string): Position | null {
   const match = /^(\d{1,20})(?::(\d{1,20}))?$/.exec(text);

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Ajv2020, { ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { escape } from './openapi-requests';
 
 interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
@@ -97,10 +98,6 @@ export class ResponseChecker {
   private fail(message: string): never {
     throw new Error(message);
   }
-}
-
-function escape(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 function payloadText(payload: unknown): string {

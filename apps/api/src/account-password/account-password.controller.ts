@@ -9,16 +9,7 @@ import {
   UnprocessableEntityException,
 } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import {
-  ApiAcceptedResponse,
-  ApiBody,
-  ApiExtraModels,
-  ApiNoContentResponse,
-  ApiOperation,
-  ApiTags,
-  getSchemaPath,
-} from '@nestjs/swagger';
-import { validate } from 'class-validator';
+import { ApiAcceptedResponse, ApiBody, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   AttemptLimits,
@@ -28,7 +19,9 @@ import {
   PasswordChangeResult,
   Principal,
   RequestPasswordResetCommand,
+  WrongPasswordError,
 } from '@chronicle/application';
+import { InvalidResetTokenError, passwordRefusal } from '@chronicle/domain';
 import {
   AccountSessions,
   Allow,
@@ -38,18 +31,13 @@ import {
   QUERY_TOKEN_PARAMETER,
   requireAuthentication,
 } from '@chronicle/auth';
-import {
-  PasswordChangeDto,
-  passwordFormOf,
-  PasswordResetCompletionDto,
-  PasswordResetRequestDto,
-} from './account-password.dto';
+import { PASSWORD_FORMS, PasswordForm, passwordFormOf } from './account-password.dto';
 import { Consumes, JSON_MEDIA_TYPE } from '../http/edge';
-import { ApiProblems } from '../http/openapi';
+import { ApiProblems, RATE_LIMITED, refusal } from '../http/openapi';
+import { bodyProblems, dtoSchemaOf } from '../http/validation';
 import { WriteContext } from '../http/write-context.decorator';
 
 @ApiTags('account')
-@ApiExtraModels(PasswordResetRequestDto, PasswordResetCompletionDto, PasswordChangeDto)
 // Every account manages its own password, an auditor's included.
 @Allow('user', 'auditor')
 @Controller('api/v1/account/password')
@@ -75,16 +63,12 @@ export class AccountPasswordController {
     security: [{}, { bearer: [] }, { basic: [] }, { [QUERY_TOKEN_PARAMETER]: [] }],
   })
   @ApiBody({
-    schema: {
-      oneOf: [PasswordResetRequestDto, PasswordResetCompletionDto, PasswordChangeDto].map((dto) => ({
-        $ref: getSchemaPath(dto),
-      })),
-    },
+    schema: { oneOf: Object.values(PASSWORD_FORMS).map(dtoSchemaOf) },
     examples: {
       request: { summary: 'Ask for a reset e-mail', value: { email: 'ada@example.com' } },
       completion: {
         summary: 'Complete a reset',
-        value: { token: '<token from the e-mail>', new: 'a new long passphrase' },
+        value: { token: 'A'.repeat(64), new: 'a new long passphrase' },
       },
       change: {
         summary: 'Change it (authenticated)',
@@ -94,7 +78,22 @@ export class AccountPasswordController {
   })
   @ApiAcceptedResponse({ description: 'Reset requested: an e-mail follows if the address has an account.' })
   @ApiNoContentResponse({ description: 'Password replaced.' })
-  @ApiProblems(400, 401, 413, 415, 422, 429)
+  @ApiProblems(
+    400,
+    401,
+    413,
+    415,
+    422,
+    refusal(
+      new InvalidResetTokenError(),
+      'the reset token is unknown, expired or already used (one answer for every reason).',
+    ),
+    refusal(new WrongPasswordError(), '`old` is not the current password.'),
+    refusal(requireAuthentication({}), '{old, new} was sent without credentials.'),
+    refusal(passwordRefusal('new', 'common-password'), '`new` is one of the most common passwords.'),
+    refusal(passwordRefusal('new', 'password-is-email'), "`new` is the account's e-mail address."),
+    RATE_LIMITED,
+  )
   async put(
     @Body() body: unknown,
     @Req() request: FastifyRequest & AuthenticatedRequest,
@@ -113,13 +112,13 @@ export class AccountPasswordController {
       case 'request': {
         // Counted before validation, as sent: a malformed address is no way around the limits.
         await this.limits.resetRequest(clientAddress(request), String((body as { email: unknown }).email));
-        const { email } = await validated(PasswordResetRequestDto, body as object);
+        const { email } = validated('request', body);
         await this.commands.execute(new RequestPasswordResetCommand(email, context));
         void reply.status(202);
         return;
       }
       case 'completion': {
-        const completion = await validated(PasswordResetCompletionDto, body as object);
+        const completion = validated('completion', body);
         const result = await this.commands.execute(
           new CompletePasswordResetCommand(completion.token, completion.new, context),
         );
@@ -130,7 +129,7 @@ export class AccountPasswordController {
         // Credentials first: without them, a malformed body is none of the caller's business.
         const principal = request.user as Principal | undefined;
         if (!principal) throw requireAuthentication(request);
-        const change = await validated(PasswordChangeDto, body as object);
+        const change = validated('change', body);
         const result = await this.commands.execute(
           new ChangePasswordCommand(principal, change.old, change.new, clientAddress(request), context),
         );
@@ -147,27 +146,22 @@ export class AccountPasswordController {
 }
 
 /**
- * The form's DTO, validated. Its members are copied by name, never by a generic object mapper,
- * since passwordFormOf has already matched the body's exact members. A member of the wrong
- * JSON type is a malformed request (400); a string that breaks a value rule is 422.
+ * The body as its form, checked against the form's schema. A member of the wrong JSON type is a
+ * malformed request (400); a string that breaks a value rule is 422, except a token of no shape
+ * of ours, which is answered as every other invalid token is.
  */
-async function validated<T extends object>(dto: new () => T, body: object): Promise<T> {
-  const instance = new dto();
-  for (const member of Object.keys(body)) {
-    (instance as Record<string, unknown>)[member] = (body as Record<string, unknown>)[member];
-  }
-  const errors = await validate(instance, { forbidUnknownValues: true });
-  if (errors.length === 0) return instance;
-  const malformed = errors.some((error) => error.constraints?.isString !== undefined);
+function validated<F extends PasswordForm>(form: F, body: unknown): InstanceType<(typeof PASSWORD_FORMS)[F]> {
+  const problems = bodyProblems(PASSWORD_FORMS[form], body);
+  if (problems === null) return body as InstanceType<(typeof PASSWORD_FORMS)[F]>;
+  if (!problems.malformed && problems.errors.some((error) => error.field === 'token'))
+    throw new InvalidResetTokenError();
   const problem = {
-    type: malformed ? 'invalid-password-request' : 'validation-error',
-    title: malformed ? 'Invalid password request' : 'Invalid values',
-    detail: malformed
+    type: problems.malformed ? 'invalid-password-request' : 'validation-error',
+    title: problems.malformed ? 'Invalid password request' : 'Invalid values',
+    detail: problems.malformed
       ? 'One or more members are not of the expected type.'
       : 'One or more members break a rule of their value.',
-    errors: errors.flatMap((error) =>
-      Object.values(error.constraints ?? {}).map((message) => ({ field: error.property, message })),
-    ),
+    errors: problems.errors,
   };
-  throw malformed ? new BadRequestException(problem) : new UnprocessableEntityException(problem);
+  throw problems.malformed ? new BadRequestException(problem) : new UnprocessableEntityException(problem);
 }

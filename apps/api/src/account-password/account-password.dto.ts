@@ -1,40 +1,58 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsEmail, IsString, MaxLength } from 'class-validator';
+import { IsEmail, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
+import { RESET_TOKEN_PATTERN } from '@chronicle/application';
+import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '@chronicle/domain';
+
+// Each form is checked against the JSON schema derived from these rules (dtoSchemaOf), and the
+// document states that same schema: the one declaration of what each form takes.
+
+const NEW_PASSWORD_RULE = `new must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long`;
+const NEW_PASSWORD = {
+  description: 'Counted in characters; neither the e-mail address nor a common password.',
+};
 
 /** Form 1: ask for a reset e-mail (no authentication). */
 export class PasswordResetRequestDto {
-  @ApiProperty({ example: 'ada@example.com' })
   @IsString()
-  @MaxLength(254)
+  @MaxLength(EMAIL_MAX_LENGTH, { message: `email must be at most ${EMAIL_MAX_LENGTH} characters long` })
   @IsEmail({}, { message: 'email must be an e-mail address' })
+  @JSONSchema({ examples: ['ada@example.com'] })
   email!: string;
 }
 
 /** Form 2: complete a reset with the token from the e-mail (no authentication). */
 export class PasswordResetCompletionDto {
-  // No length rule here: a token of any other shape is an invalid-reset-token (400), decided
-  // where tokens are parsed.
-  @ApiProperty({ description: 'The token from the reset link.' })
+  // A token of any other shape is no token of ours: the controller answers it as invalid-reset-token.
   @IsString()
+  @Matches(RESET_TOKEN_PATTERN)
+  @JSONSchema({ description: 'The token from the reset link.' })
   token!: string;
 
-  @ApiProperty({ minLength: 8, maxLength: 256 })
   @IsString()
+  @Length(PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, { message: NEW_PASSWORD_RULE })
+  @JSONSchema(NEW_PASSWORD)
   new!: string;
 }
 
 /** Form 3: change the password of the authenticated account. */
 export class PasswordChangeDto {
-  @ApiProperty()
   @IsString()
   old!: string;
 
-  @ApiProperty({ minLength: 8, maxLength: 256 })
   @IsString()
+  @Length(PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, { message: NEW_PASSWORD_RULE })
+  @JSONSchema(NEW_PASSWORD)
   new!: string;
 }
 
-export type PasswordForm = 'request' | 'completion' | 'change';
+/** Every form, in the order of PasswordForm. */
+export const PASSWORD_FORMS = {
+  request: PasswordResetRequestDto,
+  completion: PasswordResetCompletionDto,
+  change: PasswordChangeDto,
+} as const;
+
+export type PasswordForm = keyof typeof PASSWORD_FORMS;
 
 /** A Map, not an object: a body's member names must never find inherited ones (`constructor`). */
 const FORMS = new Map<string, PasswordForm>([

@@ -24,7 +24,7 @@ import {
   ListAuditEventsQueryDto,
   VerifyAuditQueryDto,
 } from './list-audit-events.dto';
-import { auditAfter, auditTimeParameter, rethrowInvalidAfter } from './audit-position';
+import { auditAfter, auditTimeParameter, INVALID_POSITION, rethrowInvalidAfter } from './audit-position';
 import { CHAIN_BROKEN_HEADER, HistoryChainWatch } from './history-chain-watch.service';
 import { invalidParameters } from '../http/validation';
 import { RepresentationOffers } from '../http/representation-offers';
@@ -88,7 +88,7 @@ export class AuditController {
       [CHAIN_BROKEN_HEADER]: CHAIN_BROKEN_HEADER_DOC,
     },
   })
-  @ApiProblems(400, 401, 403, 406)
+  @ApiProblems(400, 401, 403, 406, INVALID_POSITION)
   async list(
     @Query() query: ListAuditEventsQueryDto,
     @Headers('accept') accept: string | undefined,

@@ -2,11 +2,15 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { MAX_AUDIT_LIMIT, RFC_3339 } from '@chronicle/application';
+import { POSITION_PATTERN } from '@chronicle/event-store';
 import { AuthenticatedQueryDto } from '../http/paging';
 
 const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9]*\.v\d{1,6}$/;
 /** Several types at once, but not without bound: each is a term of one query. */
 export const MAX_TYPES = 20;
+
+/** Which days a month has, beside RFC_3339's shape: JSON schema's date-time. */
+const DATE_TIME = { format: 'date-time' };
 
 export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   @IsOptional()
@@ -37,11 +41,13 @@ export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
   @IsOptional()
   @IsString()
   @Matches(RFC_3339, { message: 'since must be an RFC 3339 time such as 2026-11-22T09:15:00Z' })
+  @JSONSchema(DATE_TIME)
   since?: string;
 
   @IsOptional()
   @IsString()
   @Matches(RFC_3339, { message: 'until must be an RFC 3339 time such as 2026-11-22T09:15:00Z' })
+  @JSONSchema(DATE_TIME)
   until?: string;
 
   @IsOptional()
@@ -51,7 +57,9 @@ export class ListAuditEventsQueryDto extends AuthenticatedQueryDto {
 
   @IsOptional()
   @IsString()
-  @Matches(/^\d{1,20}(:\d{1,20})?$/, { message: 'after must be a position such as 42 or 42:40' })
+  @Matches(new RegExp(`^(?:${POSITION_PATTERN})$`), {
+    message: 'after must be a position such as 42 or 42:40',
+  })
   after?: string;
 
   @IsOptional()

@@ -6,6 +6,7 @@ import cors from '@fastify/cors';
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import helmet from 'helmet';
 import { ChronicleConfig } from '@chronicle/config';
+import { AllowedMethods } from './allowed-methods';
 import { PROBLEM_CONTENT_TYPE, sendProblem, toProblem } from './problem-details';
 import { echoedRequestId, requestIdFor } from './request-id';
 import { CHAIN_BROKEN_HEADER } from '../audit/history-chain-watch.service';
@@ -84,8 +85,16 @@ function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void 
 
 /** Installs the edge on the Fastify instance, before Nest registers its routes. */
 export async function installEdge(fastify: FastifyInstance, config: ChronicleConfig): Promise<void> {
+  const allowed = new AllowedMethods(fastify);
+  const corsOn = config.corsOrigins !== null;
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     setStandardHeaders(request, reply);
+    // A browser's preflight is CORS's to answer when CORS is on; any other OPTIONS is ours.
+    if (request.method === 'OPTIONS' && !(corsOn && isPreflight(request))) {
+      if (allowed.answerOptions(request, reply)) return;
+      // An unknown path: the app's 404, also when CORS's `OPTIONS *` route took the request.
+      if (!request.is404) return void reply.callNotFound();
+    }
     done();
   });
   if (config.corsOrigins !== null) {
@@ -109,10 +118,16 @@ export async function installEdge(fastify: FastifyInstance, config: ChronicleCon
         'retry-after',
         'accept-patch',
         CHAIN_BROKEN_HEADER,
+        'allow',
       ],
       maxAge: 600,
     });
   }
+  // After CORS's hook, so that a 405 carries its headers for a browser to read.
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    if (request.is404 && allowed.answerUnoffered(request, reply)) return;
+    done();
+  });
   // One JSON parser for both media types: Fastify's defaults would also take text/plain, and
   // its prototype-poisoning check answers `__proto__` differently from every other member name.
   fastify.removeAllContentTypeParsers();
@@ -133,6 +148,9 @@ export async function installEdge(fastify: FastifyInstance, config: ChronicleCon
     });
   }
 }
+
+const isPreflight = (request: FastifyRequest): boolean =>
+  request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
 
 function unsupportedMediaType(consumes: string[] | undefined): Error {
   const detail =

@@ -11,9 +11,10 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { TooManyAttemptsError } from '@chronicle/application';
 import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
-import { PROBLEM_CONTENT_TYPE } from './problem-details';
-import { querySchemaOf } from './validation';
+import { Problem, PROBLEM_CONTENT_TYPE, toProblem } from './problem-details';
+import { dtoSchemaOf } from './validation';
 
 class FieldErrorDto {
   @ApiProperty({ example: 'age' })
@@ -71,15 +72,53 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   429: 'Rate limited (failed password checks or reset requests per client and per address, in 15 minutes).',
 };
 
-/** Error responses, as problem details, with the headers each status carries. */
-export function ApiProblems(...statuses: (keyof typeof PROBLEM_DESCRIPTIONS)[]) {
+/**
+ * A refusal no schema can state (an unknown reset token, a wrong password, a password on the
+ * common list, a user that does not exist): the document declares it under its status, with its
+ * problem type as rendered for the error that causes it.
+ */
+export interface Refusal {
+  why: string;
+  rendered: Problem;
+}
+
+/** `error`'s refusal, rendered as the service renders it; `why` says when it happens. */
+export function refusal(error: Error, why: string): Refusal {
+  return { why, rendered: toProblem(error, { method: 'GET' }).problem };
+}
+
+/**
+ * Error responses, as problem details, with the headers each status carries. A status with
+ * refusals lists each as an example named by its problem type: the refusals a request valid
+ * under the document may still meet.
+ */
+export function ApiProblems(...answers: (keyof typeof PROBLEM_DESCRIPTIONS | Refusal)[]) {
+  const refusals = new Map<number, Refusal[]>();
+  for (const answer of answers) {
+    if (typeof answer === 'number') refusals.set(answer, refusals.get(answer) ?? []);
+    else refusals.set(answer.rendered.status, [...(refusals.get(answer.rendered.status) ?? []), answer]);
+  }
   return applyDecorators(
     ApiExtraModels(ProblemDto),
-    ...statuses.map((status) =>
+    ...[...refusals].map(([status, declared]) =>
       ApiResponse({
         status,
-        description: PROBLEM_DESCRIPTIONS[status],
-        content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDto) } } },
+        description: [
+          PROBLEM_DESCRIPTIONS[status],
+          ...declared.map(({ why, rendered }) => `\`${rendered.type}\`: ${why}`),
+        ].join(' '),
+        content: {
+          [PROBLEM_CONTENT_TYPE]: {
+            schema: { $ref: getSchemaPath(ProblemDto) },
+            ...(declared.length === 0
+              ? {}
+              : {
+                  examples: Object.fromEntries(
+                    declared.map(({ why, rendered }) => [rendered.type, { summary: why, value: rendered }]),
+                  ),
+                }),
+          },
+        },
         headers: {
           ...(status === 401 ? { 'WWW-Authenticate': HEADER_DESCRIPTIONS['WWW-Authenticate'] } : {}),
           ...(status === 429 ? { 'Retry-After': HEADER_DESCRIPTIONS['Retry-After'] } : {}),
@@ -90,6 +129,12 @@ export function ApiProblems(...statuses: (keyof typeof PROBLEM_DESCRIPTIONS)[]) 
   );
 }
 
+/** Any request under a limit (failed password checks, reset requests) may meet it. */
+export const RATE_LIMITED = refusal(
+  new TooManyAttemptsError(60, 'Too many attempts; try again later.'),
+  'too many failed password checks or reset requests, from this client or for this address, in 15 minutes.',
+);
+
 /**
  * The three ways a request may authenticate (exactly one of them per request); Basic credentials
  * are checked under the failed-login limits, so any such request may get a 429.
@@ -99,7 +144,7 @@ export const ApiCredentials = () =>
     ApiBearerAuth('bearer'),
     ApiBasicAuth('basic'),
     ApiSecurity(QUERY_TOKEN_PARAMETER),
-    ApiProblems(429),
+    ApiProblems(RATE_LIMITED),
   );
 
 /**
@@ -108,7 +153,7 @@ export const ApiCredentials = () =>
  * `access_token` is a credential, described by its security scheme instead.
  */
 export function ApiQueryFrom(dto: Type, descriptions: Record<string, string>) {
-  const schema = querySchemaOf(dto);
+  const schema = dtoSchemaOf(dto);
   return applyDecorators(
     ...Object.entries(schema.properties)
       .filter(([name]) => name !== QUERY_TOKEN_PARAMETER)

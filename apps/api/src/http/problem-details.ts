@@ -129,7 +129,7 @@ export function toProblem(error: unknown, request: { method: string }): Rendered
   if (error instanceof ValidationError) {
     return {
       problem: problem(422, {
-        type: 'validation-error',
+        type: error.code,
         title: 'Invalid values',
         detail: error.message,
         errors: error.errors,

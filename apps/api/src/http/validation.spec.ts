@@ -1,7 +1,12 @@
 import { BadRequestException } from '@nestjs/common';
 import { ListAuditEventsQueryDto } from '../audit/list-audit-events.dto';
 import { ListCustomersQueryDto } from '../customers/list-customers.dto';
-import { QueryValidationPipe } from './validation';
+import {
+  PasswordResetCompletionDto,
+  PasswordResetRequestDto,
+} from '../account-password/account-password.dto';
+import { GetUserQueryDto } from '../users/user.dto';
+import { bodyProblems, QueryValidationPipe } from './validation';
 
 const pipe = new QueryValidationPipe();
 const check = (query: Record<string, unknown>, metatype: new () => object = ListCustomersQueryDto) =>
@@ -75,5 +80,49 @@ describe('QueryValidationPipe', () => {
 
   it('leaves parameters other than a query DTO alone', () => {
     expect(pipe.transform('x', { type: 'param', metatype: String, data: 'userId' })).toBe('x');
+  });
+});
+
+describe('formats, as the document states them', () => {
+  it('takes asOf as a date-time with its days counted, or a position below 2^63', () => {
+    for (const asOf of [
+      '2024-02-29T00:00:00Z',
+      '0050-01-01t00:00:00+23:59',
+      '42',
+      '42:40',
+      '9223372036854775807',
+    ])
+      expect({ ...(check({ asOf }, GetUserQueryDto) as object) }).toEqual({ asOf });
+    for (const asOf of [
+      '2026-02-29T00:00:00Z',
+      '2026-11-31T00:00:00Z',
+      '2026-01-01T24:00:00Z',
+      '9223372036854775808',
+    ])
+      expect(refusal({ asOf }, GetUserQueryDto).errors).toEqual([
+        { field: 'asOf', message: expect.stringContaining('asOf must be an RFC 3339 time') },
+      ]);
+  });
+});
+
+describe('bodyProblems', () => {
+  it('is null for a body its DTO takes', () => {
+    expect(bodyProblems(PasswordResetRequestDto, { email: 'ada@example.com' })).toBeNull();
+  });
+
+  it('tells a member of the wrong type (malformed) from a value that breaks a rule', () => {
+    expect(bodyProblems(PasswordResetRequestDto, { email: 42 })).toMatchObject({ malformed: true });
+    expect(bodyProblems(PasswordResetRequestDto, { email: '' })).toEqual({
+      malformed: false,
+      errors: [{ field: 'email', message: 'email must be an e-mail address' }],
+    });
+    expect(bodyProblems(PasswordResetCompletionDto, { token: 'x', new: 'short' })).toMatchObject({
+      malformed: false,
+      errors: [{ field: 'token' }, { field: 'new', message: 'new must be 8 to 256 characters long' }],
+    });
+  });
+
+  it('refuses a body that is not an object without reading its members', () => {
+    expect(bodyProblems(PasswordResetRequestDto, null)).toMatchObject({ malformed: true });
   });
 });

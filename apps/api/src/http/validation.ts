@@ -1,5 +1,6 @@
 import { ArgumentMetadata, BadRequestException, Injectable, PipeTransform, Type } from '@nestjs/common';
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
 import { getMetadataStorage } from 'class-validator';
 import { targetConstructorToSchema } from 'class-validator-jsonschema';
 import { FieldError } from '@chronicle/domain';
@@ -7,23 +8,68 @@ import { FieldError } from '@chronicle/domain';
 /** An integer on the wire: digits with an optional sign; `1.5`, `1e3`, ` 7`, `0x10` and `` are not. */
 const INTEGER = /^-?\d+$/;
 
-/** The JSON schema of a query DTO, derived from its class-validator rules; unknown members refused. */
-export function querySchemaOf(dto: Type): QuerySchema {
-  return { ...(targetConstructorToSchema(dto) as unknown as QuerySchema), additionalProperties: false };
+/**
+ * The JSON schema of a DTO (query or body), derived from its class-validator rules; unknown
+ * members refused. What the service checks and what the document says are both this schema.
+ */
+export function dtoSchemaOf(dto: Type): DtoSchema {
+  return { ...(targetConstructorToSchema(dto) as unknown as DtoSchema), additionalProperties: false };
 }
 
-export interface QuerySchema {
+export interface DtoSchema {
   type: 'object';
   properties: Record<string, { type?: string; [keyword: string]: unknown }>;
   required?: string[];
   additionalProperties: false;
 }
 
-interface CompiledQuery {
+interface CompiledDto {
   validate: ValidateFunction;
   integers: Set<string>;
   messages: Map<string, string>;
 }
+
+// JSON schema's formats (date-time, email, uuid) as the document states them: the same checks.
+const ajv = new Ajv({ allErrors: true, coerceTypes: false, strict: true });
+addFormats(ajv);
+const compiledDtos = new Map<Type, CompiledDto>();
+
+/** A DTO's schema, compiled once. */
+function compiledDto(dto: Type): CompiledDto {
+  let compiled = compiledDtos.get(dto);
+  if (compiled === undefined) {
+    const schema = dtoSchemaOf(dto);
+    compiled = {
+      validate: ajv.compile(schema),
+      integers: new Set(
+        Object.entries(schema.properties)
+          .filter(([, property]) => property.type === 'integer')
+          .map(([name]) => name),
+      ),
+      messages: declaredMessages(dto),
+    };
+    compiledDtos.set(dto, compiled);
+  }
+  return compiled;
+}
+
+/**
+ * What is wrong with a JSON body under its DTO's schema: null when nothing. `malformed` when a
+ * member is of the wrong JSON type or missing, or the body is not an object of the DTO's members
+ * (a malformed request), else the members break a rule of their value.
+ */
+export function bodyProblems(dto: Type, body: unknown): { malformed: boolean; errors: FieldError[] } | null {
+  const { validate, messages } = compiledDto(dto);
+  if (validate(body)) return null;
+  const errors = validate.errors ?? [];
+  return {
+    malformed: errors.some((error) => STRUCTURAL.has(error.keyword)),
+    errors: fieldErrors(errors, typeof body === 'object' && body !== null ? body : {}, messages),
+  };
+}
+
+/** Keywords that say the body is not of the DTO's shape, as opposed to a value breaking a rule. */
+const STRUCTURAL = new Set(['type', 'required', 'additionalProperties']);
 
 /**
  * Query strings are validated by a JSON schema compiled once per DTO and derived from the DTO's
@@ -35,13 +81,10 @@ interface CompiledQuery {
  */
 @Injectable()
 export class QueryValidationPipe implements PipeTransform {
-  private readonly ajv = new Ajv({ allErrors: true, coerceTypes: false, strict: true });
-  private readonly compiled = new Map<Type, CompiledQuery>();
-
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type !== 'query' || metadata.metatype === undefined || metadata.data !== undefined)
       return value;
-    const { validate, integers, messages } = this.compile(metadata.metatype);
+    const { validate, integers, messages } = compiledDto(metadata.metatype);
     const raw = (value ?? {}) as Record<string, unknown>;
     // No prototype: a parameter named __proto__ stays a plain member, refused as unknown.
     const query = Object.create(null) as Record<string, unknown>;
@@ -51,27 +94,9 @@ export class QueryValidationPipe implements PipeTransform {
         integers.has(name) && typeof given === 'string' && INTEGER.test(given) ? integerOf(given) : given;
     }
     if (!validate(query)) {
-      throw invalidParameters((validate.errors ?? []).map((error) => fieldError(error, raw, messages)));
+      throw invalidParameters(fieldErrors(validate.errors ?? [], raw, messages));
     }
     return query;
-  }
-
-  private compile(dto: Type): CompiledQuery {
-    let compiled = this.compiled.get(dto);
-    if (compiled === undefined) {
-      const schema = querySchemaOf(dto);
-      compiled = {
-        validate: this.ajv.compile(schema),
-        integers: new Set(
-          Object.entries(schema.properties)
-            .filter(([, property]) => property.type === 'integer')
-            .map(([name]) => name),
-        ),
-        messages: declaredMessages(dto),
-      };
-      this.compiled.set(dto, compiled);
-    }
-    return compiled;
   }
 }
 
@@ -85,8 +110,10 @@ const KEYWORDS: Record<string, string[]> = {
   isString: ['type'],
   min: ['minimum'],
   max: ['maximum'],
-  matches: ['pattern'],
+  matches: ['pattern', 'format', 'anyOf'],
   isLength: ['minLength', 'maxLength'],
+  maxLength: ['maxLength'],
+  isEmail: ['format'],
 };
 
 /** The messages the DTO declares, by property and JSON-schema keyword, to explain a refusal. */
@@ -100,6 +127,16 @@ function declaredMessages(dto: Type): Map<string, string> {
   return messages;
 }
 
+/** One error per field and message: a refused alternative (anyOf) says so once, not per branch. */
+function fieldErrors(errors: ErrorObject[], raw: Record<string, unknown>, messages: Map<string, string>) {
+  const unique = new Map<string, FieldError>();
+  for (const error of errors) {
+    const field = fieldError(error, raw, messages);
+    unique.set(`${field.field}\n${field.message}`, field);
+  }
+  return [...unique.values()];
+}
+
 function fieldError(
   error: ErrorObject,
   raw: Record<string, unknown>,
@@ -108,6 +145,10 @@ function fieldError(
   if (error.keyword === 'additionalProperties') {
     const field = String((error.params as { additionalProperty: string }).additionalProperty);
     return { field, message: `${field} is not a parameter of this endpoint` };
+  }
+  if (error.keyword === 'required') {
+    const field = String((error.params as { missingProperty: string }).missingProperty);
+    return { field, message: `${field} is required` };
   }
   const field = error.instancePath.slice(1).split('/')[0];
   if (Array.isArray(raw[field])) return { field, message: `${field} must be given once` };

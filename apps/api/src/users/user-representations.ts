@@ -41,6 +41,15 @@ export const etagOf = (revision: number): string => `"${revision}"`;
  * 13.1.2: `W/"3"` matches `"3"`) header names: `*` for any, or the list of our tags (tags we never
  * issued match nothing). Undefined without the header.
  */
+/**
+ * If-Match and If-None-Match as RFC 9110 writes them: `*`, or a list of entity-tags. Tags this
+ * service never gave simply match nothing (412 for If-Match, 200 for If-None-Match).
+ */
+export const ENTITY_TAGS_SCHEMA = {
+  type: 'string',
+  pattern: '^(?:\\*|(?:W/)?"[\\x21\\x23-\\x7e]*"(?:[ \\t]*,[ \\t]*(?:W/)?"[\\x21\\x23-\\x7e]*")*)$',
+};
+
 export function parseEntityTags(
   header: string | undefined,
   comparison: 'strong' | 'weak',

@@ -1,26 +1,27 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 import { AS_OF_PATTERN } from '@chronicle/application';
 import { CLIENT_FIELD_NAMES, USER_FIELD_NAMES, USER_FIELDS, UserFieldName } from '@chronicle/domain';
+import { POSITION_PATTERN } from '@chronicle/event-store';
 import { AuthenticatedQueryDto } from '../http/paging';
 
 // The document's user schemas, built from the one declaration of a user's fields (USER_FIELDS).
 
 const schemaOf = (field: UserFieldName) => ({ type: USER_FIELDS[field].type, ...USER_FIELDS[field].schema });
 
-/** Declares `fields` on `dto` for the document, required or not, with a `note` added to each. */
-function declare(dto: object, fields: readonly UserFieldName[], required: boolean, note?: string): void {
+/** Declares `fields` on `dto` for the document, required or not. */
+function declare(dto: object, fields: readonly UserFieldName[], required: boolean): void {
   const decorate = required ? ApiProperty : ApiPropertyOptional;
-  for (const field of fields) {
-    const schema: Record<string, unknown> = schemaOf(field);
-    if (note) schema.description = [schema.description, note].filter(Boolean).join(' ');
-    decorate(schema)(dto, field);
-  }
+  for (const field of fields) decorate(schemaOf(field))(dto, field);
 }
+
+/** A user's id, in its representation and in its path. */
+export const USER_ID_SCHEMA = { type: 'string', format: 'uuid' } as const;
 
 /** The full user representation. */
 export class UserDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty(USER_ID_SCHEMA)
   id!: string;
 }
 declare(UserDto.prototype, USER_FIELD_NAMES, true);
@@ -30,9 +31,25 @@ export class UserFragmentDto {}
 declare(UserFragmentDto.prototype, CLIENT_FIELD_NAMES, false);
 declare(UserFragmentDto.prototype, ['modifiedon'], true);
 
-/** A merge patch: any of the fields a client sets. */
-export class UserPatchDto {}
-declare(UserPatchDto.prototype, CLIENT_FIELD_NAMES, false, 'null is refused: the field is required.');
+/** A merge patch: any of the fields a client sets, and nothing else (the aggregate refuses the rest). */
+export const USER_PATCH_SCHEMA = {
+  type: 'object',
+  properties: Object.fromEntries(
+    CLIENT_FIELD_NAMES.map((field) => [
+      field,
+      {
+        ...schemaOf(field),
+        description: [
+          (USER_FIELDS[field].schema as { description?: string }).description,
+          'null is refused: the field is required.',
+        ]
+          .filter(Boolean)
+          .join(' '),
+      },
+    ]),
+  ),
+  additionalProperties: false,
+};
 
 export const AS_OF_MESSAGE =
   'asOf must be an RFC 3339 time such as 2026-11-22T09:15:00Z, or a position such as 42';
@@ -42,5 +59,12 @@ export class GetUserQueryDto extends AuthenticatedQueryDto {
   @IsOptional()
   @IsString()
   @Matches(AS_OF_PATTERN, { message: AS_OF_MESSAGE })
+  // The pattern's time is a date-time with its days counted (no February 30th).
+  @JSONSchema({
+    anyOf: [
+      { type: 'string', format: 'date-time' },
+      { type: 'string', pattern: `^(?:${POSITION_PATTERN})$` },
+    ],
+  })
   asOf?: string;
 }

@@ -19,6 +19,7 @@ import {
   ApiNotModifiedResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
@@ -26,22 +27,34 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   AsOf,
   CommandContext,
+  ConcurrencyConflictError,
   GetUserQuery,
   ListUsersQuery,
   parseAsOf,
   PatchUserCommand,
+  PreconditionFailedError,
   Principal,
+  RFC_3339,
   SecurityEvents,
 } from '@chronicle/application';
 import { Allow, CurrentPrincipal, securityObservationOf } from '@chronicle/auth';
-import { userRepresentation } from '@chronicle/domain';
+import { NotFoundError, userRepresentation } from '@chronicle/domain';
 import { Consumes, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
-import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
+import { ApiCredentials, ApiProblems, ApiQueryFrom, refusal } from '../http/openapi';
 import { WriteContext } from '../http/write-context.decorator';
 import { pageHeaders, pageOf, PageQueryDto, pageQueryDescriptions, setPageHeaders } from '../http/paging';
-import { AS_OF_MESSAGE, GetUserQueryDto, UserDto, UserFragmentDto, UserPatchDto } from './user.dto';
+import {
+  AS_OF_MESSAGE,
+  GetUserQueryDto,
+  USER_ID_SCHEMA,
+  USER_PATCH_SCHEMA,
+  UserDto,
+  UserFragmentDto,
+} from './user.dto';
+import { INVALID_POSITION, invalidPosition } from '../audit/audit-position';
 import { invalidParameters } from '../http/validation';
 import {
+  ENTITY_TAGS_SCHEMA,
   etagOf,
   FRAGMENT_MEDIA_TYPE,
   GET_REPRESENTATIONS,
@@ -57,6 +70,14 @@ const ETAG_HEADER = {
   schema: { type: 'string' },
 };
 const VARY_HEADER = { description: 'Accept', schema: { type: 'string' } };
+
+const UNKNOWN_USER = refusal(
+  new NotFoundError('User'),
+  'no user has this id (with asOf: the user did not exist then).',
+);
+
+/** A user's path: its id. */
+const ApiUserId = () => ApiParam({ name: 'userId', schema: USER_ID_SCHEMA });
 
 @ApiTags('users')
 @ApiCredentials()
@@ -95,7 +116,12 @@ export class UsersController {
       'A user reads its own user, an admin any. With asOf (admin or auditor): the user as it was then, ' +
       'folded from its history by the users projection.',
   })
-  @ApiHeader({ name: 'If-None-Match', required: false, description: 'An ETag held: 304 while it is current' })
+  @ApiHeader({
+    name: 'If-None-Match',
+    required: false,
+    description: 'An ETag held: 304 while it is current',
+    schema: ENTITY_TAGS_SCHEMA,
+  })
   @ApiQueryFrom(GetUserQueryDto, {
     asOf:
       'The user as it was at this RFC 3339 time or global position (inclusive), folded from its history ' +
@@ -110,7 +136,8 @@ export class UsersController {
     description: 'If-None-Match names the current version.',
     headers: { ETag: ETAG_HEADER, Vary: VARY_HEADER },
   })
-  @ApiProblems(400, 401, 403, 404, 406)
+  @ApiUserId()
+  @ApiProblems(400, 401, 403, 406, UNKNOWN_USER, INVALID_POSITION)
   async get(
     @Param('userId') userId: string,
     @Query() query: GetUserQueryDto,
@@ -140,17 +167,22 @@ export class UsersController {
   @Patch(':userId')
   @Consumes(MERGE_PATCH_MEDIA_TYPE)
   @ApiOperation({ summary: 'Change a user with a JSON merge patch (RFC 7396) on name and age' })
-  @ApiExtraModels(UserPatchDto, UserFragmentDto)
+  @ApiExtraModels(UserFragmentDto)
   @ApiConsumes(MERGE_PATCH_MEDIA_TYPE)
   @ApiBody({
     required: true,
-    schema: { $ref: getSchemaPath(UserPatchDto) },
+    schema: USER_PATCH_SCHEMA,
     examples: {
       age: { summary: 'Change the age', value: { age: 37 } },
       both: { value: { name: 'Ada', age: 36 } },
     },
   })
-  @ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the version being changed' })
+  @ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description: 'The ETag of the version being changed',
+    schema: ENTITY_TAGS_SCHEMA,
+  })
   @ApiOkResponse({
     description:
       'The full user (also for application/json, */* or no Accept), or only the patched members plus modifiedon.',
@@ -163,7 +195,19 @@ export class UsersController {
       Vary: VARY_HEADER,
     },
   })
-  @ApiProblems(400, 401, 403, 404, 406, 409, 412, 413, 415, 422)
+  @ApiUserId()
+  @ApiProblems(
+    400,
+    401,
+    403,
+    406,
+    413,
+    415,
+    422,
+    UNKNOWN_USER,
+    refusal(new PreconditionFailedError(1), "If-Match names a version other than the user's current one."),
+    refusal(new ConcurrencyConflictError('user'), 'the user kept changing under concurrent writes.'),
+  )
   async patch(
     @Param('userId') userId: string,
     @Body() body: unknown,
@@ -199,11 +243,16 @@ export class UsersController {
   }
 }
 
-/** The moment `asOf` names; the DTO has checked its shape, parseAsOf the calendar and the log. */
+/** The moment `asOf` names; the DTO has checked its shape and calendar, parseAsOf the log's rule. */
 function asOfOf(query: GetUserQueryDto): AsOf | undefined {
   if (query.asOf === undefined) return undefined;
   const asOf = parseAsOf(query.asOf);
-  if (asOf === null) throw invalidParameters([{ field: 'asOf', message: AS_OF_MESSAGE }]);
+  if (asOf === null) {
+    // A time the schema let through cannot fail here; a position can (its prepare after its commit).
+    throw RFC_3339.test(query.asOf)
+      ? invalidParameters([{ field: 'asOf', message: AS_OF_MESSAGE }])
+      : invalidPosition('asOf', AS_OF_MESSAGE);
+  }
   return asOf;
 }
 

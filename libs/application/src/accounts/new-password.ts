@@ -1,4 +1,4 @@
-import { checkPassword, ValidationError } from '@chronicle/domain';
+import { passwordPolicyError } from '@chronicle/domain';
 import { PasswordHasher } from '../shared/security.ports';
 
 /** The hash of a new password (`new` in the request) that meets the policy, else the policy's error. */
@@ -7,7 +7,7 @@ export async function hashNewPassword(
   password: string,
   email: string,
 ): Promise<string> {
-  const policy = checkPassword('new', password, email);
-  if (policy) throw new ValidationError([policy]);
+  const refusal = passwordPolicyError('new', password, email);
+  if (refusal) throw refusal;
   return hasher.hash(password);
 }

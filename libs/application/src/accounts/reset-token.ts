@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const UUID_BYTES = 16;
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{64}$/;
+export const RESET_TOKEN_PATTERN = /^[A-Za-z0-9_-]{64}$/;
 
 export interface IssuedResetToken {
   /** Goes into the e-mail only: never stored, never logged. */
@@ -28,7 +28,7 @@ export function resetTokenFor(requestId: string, secret: Buffer): IssuedResetTok
 
 /** The request a token names and the token's hash; null for anything not shaped like our tokens. */
 export function parseResetToken(token: unknown): { requestId: string; tokenHash: string } | null {
-  if (typeof token !== 'string' || !TOKEN_SHAPE.test(token)) return null;
+  if (typeof token !== 'string' || !RESET_TOKEN_PATTERN.test(token)) return null;
   const hex = Buffer.from(token, 'base64url').subarray(0, UUID_BYTES).toString('hex');
   const requestId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   return { requestId, tokenHash: hashResetToken(token) };

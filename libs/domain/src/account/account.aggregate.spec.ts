@@ -3,7 +3,7 @@ import { specFor } from '../shared/decider.spec-helper';
 import { emailStreamName } from '../shared/values';
 import { accountDecider } from './account.aggregate';
 import { AccountOpened, AccessTokenIssued, AccessTokenRevoked, Role } from './account.events';
-import { checkPassword } from './password-policy';
+import { checkPassword, passwordPolicyError } from './password-policy';
 
 const given = specFor(accountDecider);
 const T0 = '2026-11-22T09:15:00.000Z';
@@ -105,7 +105,19 @@ describe('password policy', () => {
     },
   );
 
+  it.each([
+    ['password', 'common-password'],
+    ['Ada@Example.com', 'password-is-email'],
+    ['short', 'validation-error'],
+  ])('names the rule %p breaks as its problem type, %s', (password, code) => {
+    expect(passwordPolicyError('new', password, 'ada@example.com')).toMatchObject({
+      code,
+      errors: [{ field: 'new', message: checkPassword('new', password, 'ada@example.com')!.message }],
+    });
+  });
+
   it('accepts 8 to 256 characters of anything, counted as characters', () => {
+    expect(passwordPolicyError('new', 'correct horse', 'ada@example.com')).toBeNull();
     expect(checkPassword('new', 'correct horse', 'ada@example.com')).toBeNull();
     expect(checkPassword('new', '🔑'.repeat(8), 'ada@example.com')).toBeNull();
     expect(checkPassword('new', 'y'.repeat(256), 'ada@example.com')).toBeNull();

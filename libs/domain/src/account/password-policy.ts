@@ -1,5 +1,5 @@
 import type { dictionary as Dictionary } from '@zxcvbn-ts/language-common';
-import { FieldError } from '../shared/domain-error';
+import { FieldError, ValidationError } from '../shared/domain-error';
 import { normaliseEmail } from '../shared/values';
 
 export const PASSWORD_MIN_LENGTH = 8;
@@ -23,20 +23,46 @@ function loadCommonPasswords(): ReadonlySet<string> {
 }
 
 /**
+ * The rules of the policy that no JSON schema can state, each a problem type of its own; the
+ * length is the schema's to state (minLength and maxLength count code points too).
+ */
+export type PasswordRule = 'password-length' | 'password-is-email' | 'common-password';
+
+const RULE_MESSAGES: Record<PasswordRule, string> = {
+  'password-length': `must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long`,
+  'password-is-email': 'must not be the account e-mail address',
+  'common-password': 'is one of the most common passwords; choose a less guessable one',
+};
+
+/**
  * NIST SP 800-63B: length is what counts, no composition rules; the address itself is refused.
  * Length is counted in code points so that any Unicode character counts once.
  */
+function brokenRule(password: string, email: string): PasswordRule | null {
+  const length = [...password].length;
+  if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) return 'password-length';
+  if (normaliseEmail(password) === normaliseEmail(email)) return 'password-is-email';
+  if (isCommonPassword(password)) return 'common-password';
+  return null;
+}
+
+/** The policy's refusal as a field error, or null. */
 export function checkPassword(field: string, password: unknown, email: string): FieldError | null {
   if (typeof password !== 'string') return { field, message: 'must be a string' };
-  const length = [...password].length;
-  if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) {
-    return { field, message: `must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long` };
-  }
-  if (normaliseEmail(password) === normaliseEmail(email)) {
-    return { field, message: 'must not be the account e-mail address' };
-  }
-  if (isCommonPassword(password)) {
-    return { field, message: 'is one of the most common passwords; choose a less guessable one' };
-  }
-  return null;
+  const rule = brokenRule(password, email);
+  return rule === null ? null : { field, message: RULE_MESSAGES[rule] };
+}
+
+/** The error a request gets for breaking `rule`: its problem type names the rule (a length is a value rule like any other). */
+export function passwordRefusal(field: string, rule: PasswordRule): ValidationError {
+  return new ValidationError(
+    [{ field, message: RULE_MESSAGES[rule] }],
+    rule === 'password-length' ? undefined : rule,
+  );
+}
+
+/** The policy's refusal of a new password, or null when it meets the policy. */
+export function passwordPolicyError(field: string, password: string, email: string): ValidationError | null {
+  const rule = brokenRule(password, email);
+  return rule === null ? null : passwordRefusal(field, rule);
 }

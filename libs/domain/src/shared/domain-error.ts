@@ -9,8 +9,11 @@ export abstract class DomainError extends Error {
 }
 
 export class ValidationError extends DomainError {
-  readonly code = 'validation-error';
-  constructor(readonly errors: FieldError[]) {
+  constructor(
+    readonly errors: FieldError[],
+    /** The problem type: a rule of its own when a schema cannot state it (a password's policy). */
+    readonly code: string = 'validation-error',
+  ) {
     super(errors.map((e) => `${e.field}: ${e.message}`).join('; '));
     this.name = 'ValidationError';
   }

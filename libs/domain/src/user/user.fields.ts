@@ -21,7 +21,13 @@ export const USER_FIELDS = {
   name: {
     type: 'string',
     parse: checkName,
-    schema: { minLength: 1, maxLength: NAME_MAX_LENGTH, description: 'Trimmed; counted in characters.' },
+    // At least one character that trimming keeps (JSON schema's \s is the whitespace trim removes).
+    schema: {
+      minLength: 1,
+      maxLength: NAME_MAX_LENGTH,
+      pattern: '\\S',
+      description: 'Trimmed; counted in characters.',
+    },
   },
   age: { type: 'integer', parse: checkAge, schema: { minimum: AGE_MIN, maximum: AGE_MAX } },
   createdon: { type: 'string', schema: { format: 'date-time' } },

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { parsePosition } from '@chronicle/event-store';
 import { parseAsOf } from './get-user-as-of.query';
 
@@ -8,6 +9,22 @@ describe('parseAsOf', () => {
     ['2026-11-24T04:00:00+01:00', '2026-11-24T03:00:00.000Z'],
   ])('reads the RFC 3339 time %s', (text, iso) => {
     expect(parseAsOf(text)).toEqual({ at: new Date(iso) });
+  });
+
+  it('reads every RFC 3339 time of years 0000 to 9999, the first hundred years too', () => {
+    fc.assert(
+      fc.property(
+        fc.date({
+          min: new Date('0000-01-01T00:00:00Z'),
+          max: new Date('9999-12-31T23:59:59Z'),
+          noInvalidDate: true,
+        }),
+        (date) => {
+          expect(parseAsOf(date.toISOString())).toEqual({ at: date });
+        },
+      ),
+      { examples: [[new Date('0050-03-01T00:00:00Z')], [new Date('0000-02-29T12:00:00Z')]] },
+    );
   });
 
   it.each(['42', '42:40', '0'])('reads the position %s', (text) => {

@@ -1,13 +1,13 @@
 import { Query } from '@nestjs/cqrs';
-import { parsePosition, Position } from '@chronicle/event-store';
+import { parsePosition, Position, POSITION_PATTERN } from '@chronicle/event-store';
 import { UserDocument } from '@chronicle/read-models';
+import { RFC_3339_SOURCE } from '../../audit/list-audit-events/list-audit-events.query';
 
 /** A moment in the history: a time, or a position in the global log (inclusive). */
 export type AsOf = { at: Date } | { position: Position };
 
 /** RFC 3339 date-time (an offset is required), or a position such as 42 or 42:40. */
-export const AS_OF_PATTERN =
-  /^(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d{1,9})?([Zz]|[+-]\d\d:\d\d)|\d{1,20}(:\d{1,20})?)$/;
+export const AS_OF_PATTERN = new RegExp(`^(?:${RFC_3339_SOURCE}|${POSITION_PATTERN})$`);
 
 /** `asOf` as sent (API and CLI alike): a time or a position, or null when it is neither. */
 export function parseAsOf(text: string): AsOf | null {
@@ -19,7 +19,9 @@ export function parseAsOf(text: string): AsOf | null {
   const at = new Date(text);
   // Date accepts 2026-02-30 as March 2nd: the day must survive the round trip (UTC or not).
   const [, year, month, day] = /^(\d{4})-(\d\d)-(\d\d)/.exec(text)!;
-  const local = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  // setUTCFullYear, not Date.UTC, which takes years 0 to 99 for 1900 to 1999.
+  const local = new Date(0);
+  local.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
   const valid =
     !Number.isNaN(at.getTime()) &&
     local.getUTCFullYear() === Number(year) &&
