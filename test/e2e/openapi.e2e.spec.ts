@@ -3,7 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CLIENT_FIELD_NAMES, USER_FIELD_NAMES } from '@chronicle/domain';
+import {
+  CLIENT_FIELD_NAMES,
+  CUSTOMER_CLIENT_FIELD_NAMES,
+  CUSTOMER_FIELD_NAMES,
+  USER_FIELD_NAMES,
+} from '@chronicle/domain';
 import { startTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -58,7 +63,7 @@ describe('the OpenAPI document', () => {
         checked++;
       }
     }
-    expect(checked).toBe(9);
+    expect(checked).toBe(12);
   });
 
   it("takes the user schemas from the one declaration of a user's fields", () => {
@@ -70,5 +75,17 @@ describe('the OpenAPI document', () => {
     expect(UserDto.properties.age).toMatchObject({ type: 'integer', minimum: 0, maximum: 150 });
     expect(document.paths['/users/{userId}']).toHaveProperty('get');
     expect(document.paths['/users']).toHaveProperty('get');
+  });
+
+  it("takes the customer schemas from the one declaration of a customer's fields", () => {
+    const { CustomerDto, NewCustomerDto, CustomerPatchDto } = document.components.schemas;
+    expect(Object.keys(CustomerDto.properties)).toEqual(['id', ...CUSTOMER_FIELD_NAMES]);
+    expect(Object.keys(NewCustomerDto.properties)).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
+    expect(NewCustomerDto.required).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
+    expect(Object.keys(CustomerPatchDto.properties)).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
+    expect(CustomerPatchDto.required).toBeUndefined();
+    expect(NewCustomerDto.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
+    expect(Object.keys(document.paths['/customers'])).toEqual(['get', 'post']);
+    expect(Object.keys(document.paths['/customers/{id}'])).toEqual(['get', 'patch']);
   });
 });

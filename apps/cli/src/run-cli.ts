@@ -131,10 +131,10 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
     .requiredOption('--name <name>', "the customer's name")
     .requiredOption('--email <email>', "the customer's e-mail address")
     .action(async (options: { name: string; email: string }) => {
-      const result = await withApp(config(), (app) =>
-        app.get(CommandBus).execute(new RegisterCustomerCommand(options.name, options.email, cliRun())),
+      const { customer } = await withApp(config(), (app) =>
+        app.get(CommandBus).execute(new RegisterCustomerCommand({ ...options }, cliRun())),
       );
-      printJson(result);
+      printJson({ id: customer.id });
     });
   customers
     .command('seed')

@@ -25,6 +25,7 @@ export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
   'UserRegistered.v2': { secretFields: [] },
   'UserPatched.v1': { secretFields: [] },
   'CustomerRegistered.v1': { secretFields: [] },
+  'CustomerChanged.v1': { secretFields: [] },
   'CustomerNumberAssigned.v1': { secretFields: [] },
   'AccountOpened.v1': { secretFields: ['passwordHash'] },
   'AccessTokenIssued.v1': { secretFields: [] },

@@ -12,6 +12,7 @@ import {
 } from '@nestjs/swagger';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
+import { FieldDeclarations } from '@chronicle/domain';
 import { PROBLEM_CONTENT_TYPE } from './problem-details';
 import { querySchemaOf } from './validation';
 
@@ -121,6 +122,26 @@ export function ApiQueryFrom(dto: Type, descriptions: Record<string, string>) {
         }),
       ),
   );
+}
+
+/**
+ * Declares `fields` of an entity's one field declaration on `dto` for the document, required or
+ * not, with a `note` added to each: the document's schemas come from the declaration that
+ * validates the values.
+ */
+export function declareFields<D extends FieldDeclarations>(
+  dto: object,
+  declaration: D,
+  fields: readonly (keyof D & string)[],
+  required: boolean,
+  note?: string,
+): void {
+  const decorate = required ? ApiProperty : ApiPropertyOptional;
+  for (const field of fields) {
+    const schema: Record<string, unknown> = { type: declaration[field].type, ...declaration[field].schema };
+    if (note) schema.description = [schema.description, note].filter(Boolean).join(' ');
+    decorate(schema)(dto, field);
+  }
 }
 
 const REQUEST_ID_HEADER = {
