@@ -7,6 +7,7 @@ import {
   CLIENT_FIELD_NAMES,
   CUSTOMER_CLIENT_FIELD_NAMES,
   CUSTOMER_FIELD_NAMES,
+  NEW_ACCOUNT_FIELDS,
   USER_FIELD_NAMES,
 } from '@chronicle/domain';
 import { startTestApp, TestApp } from './support/test-app';
@@ -63,7 +64,7 @@ describe('the OpenAPI document', () => {
         checked++;
       }
     }
-    expect(checked).toBe(12);
+    expect(checked).toBe(13);
   });
 
   it("takes the user schemas from the one declaration of a user's fields", () => {
@@ -87,5 +88,15 @@ describe('the OpenAPI document', () => {
     expect(NewCustomerDto.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
     expect(Object.keys(document.paths['/customers'])).toEqual(['get', 'post']);
     expect(Object.keys(document.paths['/customers/{id}'])).toEqual(['get', 'patch']);
+  });
+
+  it("takes a new account's schema from the one declaration of what opens an account", () => {
+    const { NewAccountDto } = document.components.schemas;
+    expect(Object.keys(NewAccountDto.properties).sort()).toEqual(
+      [...Object.keys(NEW_ACCOUNT_FIELDS), 'roles'].sort(),
+    );
+    expect(NewAccountDto.required).toEqual(Object.keys(NEW_ACCOUNT_FIELDS));
+    expect(NewAccountDto.properties.age).toMatchObject({ type: 'integer', minimum: 0, maximum: 150 });
+    expect(Object.keys(document.paths['/api/v1/accounts'])).toEqual(['post']);
   });
 });

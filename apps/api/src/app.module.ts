@@ -15,6 +15,7 @@ import { EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
 import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
 import { ReadModelsModule } from '@chronicle/read-models';
+import { AccountsController } from './accounts/accounts.controller';
 import { AccountPasswordController } from './account-password/account-password.controller';
 import { AccountTokensController } from './account-tokens/account-tokens.controller';
 import { ProjectionsControlService } from './admin/projections-control.service';
@@ -51,6 +52,7 @@ export class AppModule {
       controllers: [
         CustomersController,
         UsersController,
+        AccountsController,
         AccountTokensController,
         AccountPasswordController,
         HealthController,

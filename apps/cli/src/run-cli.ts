@@ -107,18 +107,18 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
       ) => {
         const password = await readPassword(options);
         const result = await withApp(config(), (app) =>
-          app
-            .get(CommandBus)
-            .execute(
-              new OpenAccountCommand(
-                options.email,
-                password,
-                options.name,
-                options.age,
-                options.admin ? 'admin' : options.auditor ? 'auditor' : 'user',
-                cliRun(),
-              ),
+          app.get(CommandBus).execute(
+            new OpenAccountCommand(
+              {
+                email: options.email,
+                name: options.name,
+                age: options.age,
+                roles: options.admin ? ['admin'] : options.auditor ? ['auditor'] : [],
+              },
+              password,
+              cliRun(),
             ),
+          ),
         );
         printJson(result);
       },

@@ -28,6 +28,7 @@ export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
   'CustomerChanged.v1': { secretFields: [] },
   'CustomerNumberAssigned.v1': { secretFields: [] },
   'AccountOpened.v1': { secretFields: ['passwordHash'] },
+  'AccountInvited.v1': { secretFields: [] },
   'AccessTokenIssued.v1': { secretFields: [] },
   'AccessTokenRevoked.v1': { secretFields: [] },
   'EmailReserved.v1': { secretFields: [] },

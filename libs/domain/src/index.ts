@@ -10,6 +10,7 @@ export * from './customer/customer.events';
 export * from './customer/customer.aggregate';
 export * from './account/account.events';
 export * from './account/account.aggregate';
+export * from './account/new-account.fields';
 export * from './account/password-policy';
 export * from './session/session.events';
 export * from './session/session.aggregate';

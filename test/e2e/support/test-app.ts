@@ -140,11 +140,8 @@ export async function startTestApp(
       password ||= `pass-${accounts}-long-enough`;
       const ids = await commands.execute(
         new OpenAccountCommand(
-          email,
+          { email, name, age, roles: admin ? ['admin'] : auditor ? ['auditor'] : [] },
           password,
-          name,
-          age,
-          admin ? 'admin' : auditor ? 'auditor' : 'user',
           context,
         ),
       );

@@ -39,6 +39,7 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
     passwordHash: ARGON2,
     openedAt: T,
   },
+  'AccountInvited.v1': { accountId: 'a-1', invitedAt: T, expiresAt: T },
   'AccessTokenIssued.v1': { accountId: 'a-1', tokenId: 't-1', issuedAt: T, expiresAt: T },
   'AccessTokenRevoked.v1': { accountId: 'a-1', tokenId: 't-1', revokedAt: T },
   'EmailReserved.v1': { accountId: 'a-1' },

@@ -1,12 +1,12 @@
 import {
   ClientFieldNameOf,
   clientFieldsOf,
+  EMAIL_FIELD,
   FieldDeclaration,
   NAME_FIELD,
   parseDeclaredFields,
   ValuesOf,
 } from '../shared/fields';
-import { checkEmail, EMAIL_MAX_LENGTH } from '../shared/values';
 
 /**
  * The one declaration of a customer's fields, in the order a customer record lists them. The
@@ -14,11 +14,7 @@ import { checkEmail, EMAIL_MAX_LENGTH } from '../shared/values';
  */
 export const CUSTOMER_FIELDS = {
   name: NAME_FIELD,
-  email: {
-    type: 'string',
-    parse: checkEmail,
-    schema: { format: 'email', maxLength: EMAIL_MAX_LENGTH, example: 'ada@example.com' },
-  },
+  email: EMAIL_FIELD,
   createdon: { type: 'string', schema: { format: 'date-time' } },
 } as const satisfies Record<string, FieldDeclaration>;
 

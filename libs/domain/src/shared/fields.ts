@@ -1,5 +1,5 @@
 import { FieldError, ValidationError } from './domain-error';
-import { checkName, isFieldError, NAME_MAX_LENGTH } from './values';
+import { checkEmail, checkName, EMAIL_MAX_LENGTH, isFieldError, NAME_MAX_LENGTH } from './values';
 
 export interface FieldDeclaration {
   type: 'string' | 'integer';
@@ -19,6 +19,13 @@ export const NAME_FIELD = {
   type: 'string',
   parse: checkName,
   schema: { minLength: 1, maxLength: NAME_MAX_LENGTH, description: 'Trimmed; counted in characters.' },
+} as const satisfies FieldDeclaration;
+
+/** An e-mail address (an account's login, a customer's contact): declared once. */
+export const EMAIL_FIELD = {
+  type: 'string',
+  parse: checkEmail,
+  schema: { format: 'email', maxLength: EMAIL_MAX_LENGTH, example: 'ada@example.com' },
 } as const satisfies FieldDeclaration;
 
 /** The TypeScript type of a declared field's values. */
