@@ -1,5 +1,5 @@
 import { EventStore } from '@chronicle/event-store';
-import { basic, startTestApp, TestAccount, TestApp } from './support/test-app';
+import { sendAs, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 const MERGE_PATCH = 'application/merge-patch+json';
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -15,21 +15,9 @@ describe('POST, GET and PATCH /customers', () => {
     body?: unknown,
     {
       as = admin,
-      contentType,
-      headers = {},
+      ...options
     }: { as?: TestAccount; contentType?: string; headers?: Record<string, string> } = {},
-  ) =>
-    fetch(`${subject.url}${path}`, {
-      method,
-      headers: {
-        authorization: basic(as),
-        ...(body === undefined
-          ? {}
-          : { 'content-type': contentType ?? (method === 'PATCH' ? MERGE_PATCH : 'application/json') }),
-        ...headers,
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
+  ) => sendAs(as, `${subject.url}${path}`, method, body, options);
   const create = async (name: string, email: string) => {
     const response = await send('POST', '/customers', { name, email });
     expect(response.status).toBe(201);

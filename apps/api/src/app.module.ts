@@ -23,6 +23,7 @@ import { ProjectionsController } from './admin/projections.controller';
 import { AuditController } from './audit/audit.controller';
 import { CustomersController } from './customers/customers.controller';
 import { HealthController } from './health/health.controller';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { loggerModuleParams } from './http/logging';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { QueryValidationPipe } from './http/validation';
@@ -48,6 +49,7 @@ export class AppModule {
         ProjectionsAdminModule,
         AuthModule,
         TerminusModule,
+        IdempotencyModule,
       ],
       controllers: [
         CustomersController,

@@ -244,3 +244,26 @@ export function rawRequest(
     request.end(body);
   });
 }
+
+/**
+ * A request as `as`, with a JSON body (a merge patch for PATCH, unless `contentType` says
+ * otherwise; a string is sent as it is) and any other headers.
+ */
+export function sendAs(
+  as: Pick<TestAccount, 'email' | 'password'>,
+  url: string,
+  method: 'GET' | 'POST' | 'PATCH',
+  body?: unknown,
+  { contentType, headers = {} }: { contentType?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  const type = contentType ?? (method === 'PATCH' ? 'application/merge-patch+json' : 'application/json');
+  return fetch(url, {
+    method,
+    headers: {
+      authorization: basic(as),
+      ...(body === undefined ? {} : { 'content-type': type }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}

@@ -64,11 +64,11 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   403: 'Authenticated, but not allowed.',
   404: 'No such resource.',
   406: 'None of the media types in Accept is offered; the problem lists the supported ones.',
-  409: 'The change conflicted with another one, even after retrying.',
+  409: 'The change conflicted with another one, even after retrying; or the first request with this Idempotency-Key is still running.',
   412: "If-Match does not name the resource's current version; nothing changed.",
   413: 'The body is larger than 64 KiB.',
   415: 'The body is of a media type this operation does not take.',
-  422: 'Well-formed, but a value breaks a rule.',
+  422: 'Well-formed, but a value breaks a rule; or the Idempotency-Key was used for another request.',
   429: 'Rate limited (failed password checks or reset requests per client and per address, in 15 minutes).',
 };
 
@@ -149,6 +149,17 @@ const REQUEST_ID_HEADER = {
   schema: { type: 'string' },
 };
 
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header' as const,
+  required: false,
+  description:
+    'Up to 255 visible ASCII characters, unique per request of this account. The same request under the ' +
+    'same key within 24 hours gets the first answer again and writes nothing more; another request ' +
+    'under it is 422 (idempotency-key-reused); a repeat while the first runs is 409 (idempotency-key-in-flight).',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
 /**
  * What every operation shares, added once: the X-Request-Id header on every response, and a
  * default response in problem details for what any request may meet (a timeout, an outage).
@@ -164,6 +175,16 @@ export function completeDocument(document: OpenAPIObject, publicBaseUrl: string)
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = operations[method];
       if (operation === undefined) continue;
+      if (method === 'post' || method === 'patch') {
+        // Idempotency-Key is taken by every POST and PATCH, with the answers it may bring.
+        operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
+        for (const status of [409, 422] as const) {
+          operation.responses[status] ??= {
+            description: PROBLEM_DESCRIPTIONS[status],
+            content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDto) } } },
+          };
+        }
+      }
       operation.responses.default ??= {
         description: 'Any other error (a timeout, an unavailable store), as problem details.',
         content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDto) } } },
