@@ -1,5 +1,4 @@
 import { rmSync } from 'node:fs';
-import { runCliWithInput } from '../e2e/support/cli-process';
 import { basic, newDataDir } from '../e2e/support/test-app';
 import {
   linkTokenIn as tokenIn,
@@ -7,14 +6,12 @@ import {
   SmtpCatcher,
   startSmtpCatcher,
 } from '../support/smtp-catcher';
-import { kill9, running, startApi } from './support/api-process';
+import { createFaultAdmin, FAULT_ADMIN, kill9, running, startApi, stopRunning } from './support/api-process';
 
 /**
  * Invitations under faults: the API as a child process on the embedded default, killed with
  * SIGKILL while the invitation e-mail is at the mail server, and started again on the same DATA_DIR.
  */
-
-const ADMIN = { email: 'admin@example.com', password: 'fault-test-admin-passphrase' };
 
 describe('invitations under faults', () => {
   let dataDir: string;
@@ -23,28 +20,11 @@ describe('invitations under faults', () => {
   beforeEach(async () => {
     dataDir = newDataDir();
     catcher = await startSmtpCatcher();
-    const created = await runCliWithInput(
-      dataDir,
-      ADMIN.password,
-      ...[
-        'accounts',
-        'create',
-        '--email',
-        ADMIN.email,
-        '--password-stdin',
-        '--name',
-        'Admin',
-        '--age',
-        '40',
-        '--admin',
-      ],
-    );
-    if (created.code !== 0) throw new Error(`accounts create failed: ${created.stderr}`);
+    await createFaultAdmin(dataDir);
   });
 
   afterEach(async () => {
-    await Promise.all([...running].map((child) => child.stop().catch(() => undefined)));
-    running.clear();
+    await stopRunning();
     await catcher.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -54,7 +34,7 @@ describe('invitations under faults', () => {
     const first = await startApi(dataDir, { SMTP_URL: `${catcher.url}?pool=false` });
     const invited = await fetch(`${first.url}/api/v1/accounts`, {
       method: 'POST',
-      headers: { authorization: basic(ADMIN), 'content-type': 'application/json' },
+      headers: { authorization: basic(FAULT_ADMIN), 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'grace@example.com', name: 'Grace', age: 45 }),
     });
     expect(invited.status).toBe(201);
