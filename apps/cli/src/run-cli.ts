@@ -86,7 +86,9 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
   const accounts = program.command('accounts').description('Accounts and their users');
   accounts
     .command('create')
-    .description('Open an account with its user')
+    .description(
+      'Open an account with its user (as POST /api/v1/accounts does over HTTP, with a password instead of an invitation)',
+    )
     .requiredOption('--email <email>', 'login e-mail address (unique)')
     .option('--password-stdin', 'read the password (8 to 256 characters) from standard input')
     .option(
@@ -127,7 +129,7 @@ export function buildProgram(config: () => ChronicleConfig, dataDir: () => strin
   const customers = program.command('customers').description('Customers');
   customers
     .command('create')
-    .description('Register a customer')
+    .description('Register a customer under the next number (as POST /customers does over HTTP)')
     .requiredOption('--name <name>', "the customer's name")
     .requiredOption('--email <email>', "the customer's e-mail address")
     .action(async (options: { name: string; email: string }) => {

@@ -11,7 +11,8 @@ import {
   requestFingerprint,
 } from './idempotency-keys';
 import { KEYS_PER_ACCOUNT } from './idempotency-store';
-import { IDEMPOTENCY_FILE, SqliteIdempotencyStore } from './sqlite-idempotency-store';
+import { IDEMPOTENCY_FILE } from '@chronicle/event-store';
+import { SqliteIdempotencyStore } from './sqlite-idempotency-store';
 
 const config = { tokenSecret: Buffer.alloc(32, 9), requestTimeoutSeconds: 30 } as ChronicleConfig;
 const held = (outcome: KeyOutcome): HeldKey => {

@@ -1,8 +1,6 @@
 import type Database from 'better-sqlite3';
-import { openSidecarDatabase } from '@chronicle/event-store';
+import { IDEMPOTENCY_FILE, openSidecarDatabase } from '@chronicle/event-store';
 import { Claim, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, isLive, KeyRecord } from './idempotency-store';
-
-export const IDEMPOTENCY_FILE = 'idempotency.db';
 
 interface Row extends KeyRecord {
   owner: string;

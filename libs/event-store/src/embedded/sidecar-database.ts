@@ -2,6 +2,9 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
+/** Idempotency-Key records (the API's): answers to replay, never restored from a backup. */
+export const IDEMPOTENCY_FILE = 'idempotency.db';
+
 /**
  * A small SQLite database of its own under DATA_DIR (limits, idempotency keys), shared by every
  * process on the data directory: private from its creation like events.db, in WAL mode, and
