@@ -4,8 +4,10 @@ import { ChronicleConfig } from '@chronicle/config';
 import {
   accountDecider,
   accountStreamName,
+  checkEmail,
   checkPassword,
   FieldError,
+  isFieldError,
   NewAccount,
   parseNewAccount,
   rolesOf,
@@ -79,9 +81,9 @@ export class OpenAccountHandler implements ICommandHandler<OpenAccountCommand, O
       if (!(error instanceof ValidationError)) throw error;
       errors.push(...error.errors);
     }
-    if (command.password !== null) {
-      const email =
-        account?.email ?? (typeof command.account.email === 'string' ? command.account.email : '');
+    // The policy compares the password with the address: checked once there is an address.
+    const email = checkEmail('email', command.account.email);
+    if (command.password !== null && !isFieldError(email)) {
       const passwordError = checkPassword('password', command.password, email);
       if (passwordError) errors.push(passwordError);
     }
