@@ -93,6 +93,23 @@ describe('POST /api/v1/accounts (admin invitations)', () => {
     ).toHaveLength(1);
   });
 
+  it('takes an invitation completed twice at once exactly once: one 204, one 400', async () => {
+    const email = freshAddress('race');
+    expect((await invite({ email, name: 'Race', age: 30 })).status).toBe(201);
+    const token = tokenIn(await invitationTo(email));
+    const statuses = await Promise.all(
+      ['race passphrase one', 'race passphrase two'].map(async (password) => ({
+        password,
+        status: (await putPassword({ token, new: password })).status,
+      })),
+    );
+    expect(statuses.map((result) => result.status).sort()).toEqual([204, 400]);
+    const winner = statuses.find((result) => result.status === 204)!.password;
+    const loser = statuses.find((result) => result.status === 400)!.password;
+    expect(await logsIn(email, winner)).toBe(201);
+    expect(await logsIn(email, loser)).toBe(401);
+  });
+
   it('gives the roles asked for: an invited admin may list users', async () => {
     const email = freshAddress('admin');
     expect((await invite({ email, name: 'Ada', age: 36, roles: ['admin'] })).status).toBe(201);
