@@ -122,6 +122,14 @@ describe('POST, GET and PATCH /customers', () => {
       expect(stale.status).toBe(200);
     });
 
+    it('answers 400 for a query parameter it does not take', async () => {
+      const response = await send('GET', '/customers/1?expand=all');
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { errors: { field: string }[] }).errors).toEqual([
+        { field: 'expand', message: 'expand is not a parameter of this endpoint' },
+      ]);
+    });
+
     it.each(['999999', 'abc', '0', '-1', '1.5'])('answers 404 for customer %s', async (id) => {
       const response = await send('GET', `/customers/${id}`);
       expect(response.status).toBe(404);

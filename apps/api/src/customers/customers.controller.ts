@@ -27,7 +27,13 @@ import { customerRecord, NotFoundError } from '@chronicle/domain';
 import { Consumes, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import { etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
 import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
-import { pageHeaders, pageOf, pageQueryDescriptions, setPageHeaders } from '../http/paging';
+import {
+  AuthenticatedQueryDto,
+  pageHeaders,
+  pageOf,
+  pageQueryDescriptions,
+  setPageHeaders,
+} from '../http/paging';
 import { requireJsonObject } from '../http/validation';
 import { WriteContext } from '../http/write-context.decorator';
 import { CustomerDto, CustomerPatchDto, NewCustomerDto } from './customer.dto';
@@ -126,6 +132,8 @@ export class CustomersController {
   @ApiProblems(400, 401, 403, 404)
   async get(
     @Param('id') id: string,
+    // No parameters but the credential: an unknown one is a 400, as on every route that reads.
+    @Query() _query: AuthenticatedQueryDto,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
