@@ -63,8 +63,7 @@ export class MongoIdempotencyStore extends IdempotencyStore {
   }
 
   async trim(scope: string, keep: number): Promise<void> {
-    this.indexed ??= this.keys.createIndex(BY_SCOPE, { name: 'by_scope' });
-    await this.indexed;
+    await this.indexes();
     const [oldestKept] = await this.keys
       .find({ '_id.scope': scope })
       .sort(BY_SCOPE)
@@ -76,10 +75,23 @@ export class MongoIdempotencyStore extends IdempotencyStore {
   }
 
   async prune(now: number): Promise<void> {
+    await this.indexes();
     await this.keys.deleteMany({ started: { $lte: now - IDEMPOTENCY_WINDOW_MS } });
   }
 
   close(): Promise<void> {
     return this.client.close();
+  }
+
+  /** The indexes trim and prune walk, made by the first of them: a claim needs only `_id`. */
+  private indexes(): Promise<unknown> {
+    this.indexed ??= Promise.all([
+      this.keys.createIndex(BY_SCOPE, { name: 'by_scope' }),
+      this.keys.createIndex({ started: 1 }, { name: 'by_start' }),
+    ]).catch((error: unknown) => {
+      this.indexed = null;
+      throw error;
+    });
+    return this.indexed;
   }
 }
