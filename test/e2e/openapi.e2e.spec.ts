@@ -6,7 +6,10 @@ import { promisify } from 'node:util';
 import { AS_OF_PATTERN, MAX_AUDIT_LIMIT, RESET_TOKEN_PATTERN, RFC_3339 } from '@chronicle/application';
 import {
   CLIENT_FIELD_NAMES,
+  CUSTOMER_CLIENT_FIELD_NAMES,
+  CUSTOMER_FIELD_NAMES,
   EMAIL_MAX_LENGTH,
+  NEW_ACCOUNT_FIELDS,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
   USER_FIELD_NAMES,
@@ -76,7 +79,7 @@ describe('the OpenAPI document', () => {
         checked++;
       }
     }
-    expect(checked).toBe(10);
+    expect(checked).toBe(14);
   });
 
   it("takes the user schemas from the one declaration of a user's fields", () => {
@@ -161,5 +164,30 @@ describe('the OpenAPI document', () => {
       }
     ).content['application/problem+json'].examples['invalid-reset-token'].value;
     expect(example).toMatchObject({ type: 'invalid-reset-token', status: 400, title: 'Bad Request' });
+  });
+
+  it("takes the customer schemas from the one declaration of a customer's fields", () => {
+    const { CustomerDto, NewCustomerDto } = document.components.schemas;
+    const patch = document.paths['/customers/{id}'].patch.requestBody.content['application/merge-patch+json']
+      .schema as { properties: object; required?: string[]; additionalProperties: boolean };
+    expect(Object.keys(CustomerDto.properties)).toEqual(['id', ...CUSTOMER_FIELD_NAMES]);
+    expect(Object.keys(NewCustomerDto.properties)).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
+    expect(NewCustomerDto.required).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
+    expect(Object.keys(patch.properties)).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
+    expect(patch.required).toBeUndefined();
+    expect(patch.additionalProperties).toBe(false);
+    expect(NewCustomerDto.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
+    expect(Object.keys(document.paths['/customers'])).toEqual(['get', 'post']);
+    expect(Object.keys(document.paths['/customers/{id}'])).toEqual(['get', 'patch']);
+  });
+
+  it("takes a new account's schema from the one declaration of what opens an account", () => {
+    const { NewAccountDto } = document.components.schemas;
+    expect(Object.keys(NewAccountDto.properties).sort()).toEqual(
+      [...Object.keys(NEW_ACCOUNT_FIELDS), 'roles'].sort(),
+    );
+    expect(NewAccountDto.required).toEqual(Object.keys(NEW_ACCOUNT_FIELDS));
+    expect(NewAccountDto.properties.age).toMatchObject({ type: 'integer', minimum: 0, maximum: 150 });
+    expect(Object.keys(document.paths['/api/v1/accounts'])).toEqual(['post']);
   });
 });

@@ -131,7 +131,10 @@ describeEmbedded('projections rebuild and verify on the embedded default', () =>
     const writer = (async () => {
       while (writing || written < 50) {
         await commands.execute(
-          new RegisterCustomerCommand(`During ${written}`, `during${written}@example.com`, context),
+          new RegisterCustomerCommand(
+            { name: `During ${written}`, email: `during${written}@example.com` },
+            context,
+          ),
         );
         written++;
       }

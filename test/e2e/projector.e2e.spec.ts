@@ -364,8 +364,7 @@ async function writeHistory(
       {
         type: 'RegisterCustomer',
         customerId,
-        name: `Customer ${customerId}`,
-        email: `c${customerId}@example.com`,
+        fields: { name: `Customer ${customerId}`, email: `c${customerId}@example.com` },
         now: now(),
       },
       initialCustomerState,

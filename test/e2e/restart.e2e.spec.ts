@@ -12,6 +12,15 @@ describe('restart', () => {
       body: JSON.stringify({ name: 'After' }),
     });
     const before = { user: await patched.json(), etag: patched.headers.get('etag') };
+    // A changed customer comes back changed: from the snapshot on the embedded default.
+    const admin = await first.createAccount({ admin: true });
+    const changed = await fetch(`${first.url}/customers/7`, {
+      method: 'PATCH',
+      headers: { authorization: basic(admin), 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ email: 'changed@example.com' }),
+    });
+    expect(changed.status).toBe(200);
+    await first.settle();
     const customersBefore = await (
       await fetch(`${first.url}/customers?gt=5&lt=20`, { headers: { authorization: basic(account) } })
     ).json();
@@ -23,6 +32,7 @@ describe('restart', () => {
         headers: { authorization: basic(account) },
       });
       expect(await customers.json()).toEqual(customersBefore);
+      expect((customersBefore as { email: string }[])[1].email).toBe('changed@example.com');
       const again = await fetch(`${second.url}/users/${account.userId}`, {
         method: 'PATCH',
         headers: { authorization: basic(account), 'content-type': 'application/merge-patch+json' },

@@ -1,8 +1,12 @@
 import { rmSync } from 'node:fs';
-import type { ParsedMail } from 'mailparser';
 import { runCliWithInput } from '../e2e/support/cli-process';
 import { newDataDir } from '../e2e/support/test-app';
-import { SmtpCatcher, startSmtpCatcher } from '../support/smtp-catcher';
+import {
+  linkTokenIn as tokenIn,
+  recipientOf as to,
+  SmtpCatcher,
+  startSmtpCatcher,
+} from '../support/smtp-catcher';
 import { kill9, running, startApi } from './support/api-process';
 
 /**
@@ -28,10 +32,6 @@ function putPassword(url: string, body: unknown): Promise<Response> {
     body: JSON.stringify(body),
   });
 }
-
-const to = (mail: ParsedMail): string => (Array.isArray(mail.to) ? mail.to[0] : mail.to)?.text ?? '';
-const tokenIn = (mail: ParsedMail): string =>
-  /reset-password\?token=([A-Za-z0-9_-]+)/.exec(mail.text ?? '')![1];
 
 describe('password e-mails under faults', () => {
   let dataDir: string;

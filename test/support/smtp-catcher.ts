@@ -112,3 +112,14 @@ export async function startSmtpCatcher(): Promise<SmtpCatcher> {
     stop: () => new Promise<void>((resolve) => server.close(resolve)),
   };
 }
+
+/** The first recipient's address of a message. */
+export const recipientOf = (mail: ParsedMail): string =>
+  (Array.isArray(mail.to) ? mail.to[0] : mail.to)?.value[0]?.address ?? '';
+
+/** The token of the password link (reset or invitation) a message carries. */
+export function linkTokenIn(mail: ParsedMail): string {
+  const match = /reset-password\?token=([A-Za-z0-9_-]+)/.exec(mail.text ?? '');
+  if (!match) throw new Error('no password link in the e-mail');
+  return match[1];
+}

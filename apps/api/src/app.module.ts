@@ -15,6 +15,7 @@ import { EventStoreModule } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
 import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
 import { ReadModelsModule } from '@chronicle/read-models';
+import { AccountsController } from './accounts/accounts.controller';
 import { AccountPasswordController } from './account-password/account-password.controller';
 import { AccountTokensController } from './account-tokens/account-tokens.controller';
 import { ProjectionsControlService } from './admin/projections-control.service';
@@ -23,6 +24,7 @@ import { AuditController } from './audit/audit.controller';
 import { HistoryChainWatch } from './audit/history-chain-watch.service';
 import { CustomersController } from './customers/customers.controller';
 import { HealthController } from './health/health.controller';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { loggerModuleParams } from './http/logging';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { QueryValidationPipe } from './http/validation';
@@ -48,10 +50,12 @@ export class AppModule {
         ProjectionsAdminModule,
         AuthModule,
         TerminusModule,
+        IdempotencyModule,
       ],
       controllers: [
         CustomersController,
         UsersController,
+        AccountsController,
         AccountTokensController,
         AccountPasswordController,
         HealthController,

@@ -9,6 +9,7 @@ import { AppModule } from './app.module';
 import { HistoryChainWatch } from './audit/history-chain-watch.service';
 import { HealthController } from './health/health.controller';
 import { edgeOptions, installEdge } from './http/edge';
+import { keepAnswers } from './idempotency/idempotency.interceptor';
 import { completeDocument } from './http/openapi';
 import { createLogger, logLifecycle, logRequests, startupLogger } from './http/logging';
 import { measureRequests } from './http/request-metrics';
@@ -28,6 +29,7 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
   measureRequests(fastify, metrics);
   traceRequests(fastify);
   await installEdge(fastify, config);
+  keepAnswers(fastify);
 
   // Graceful shutdown: requests in flight finish, then their kept-alive connections are closed
   // as soon as they fall idle, instead of holding the exit for the 72 s keep-alive timeout.

@@ -87,7 +87,9 @@ export function buildProgram(
   const accounts = program.command('accounts').description('Accounts and their users');
   accounts
     .command('create')
-    .description('Open an account with its user')
+    .description(
+      'Open an account with its user (as POST /api/v1/accounts does over HTTP, with a password instead of an invitation)',
+    )
     .requiredOption('--email <email>', 'login e-mail address (unique)')
     .option('--password-stdin', 'read the password (8 to 256 characters) from standard input')
     .option(
@@ -108,18 +110,18 @@ export function buildProgram(
       ) => {
         const password = await readPassword(options);
         const result = await withApp(config(), (app) =>
-          app
-            .get(CommandBus)
-            .execute(
-              new OpenAccountCommand(
-                options.email,
-                password,
-                options.name,
-                options.age,
-                options.admin ? 'admin' : options.auditor ? 'auditor' : 'user',
-                cliRun(),
-              ),
+          app.get(CommandBus).execute(
+            new OpenAccountCommand(
+              {
+                email: options.email,
+                name: options.name,
+                age: options.age,
+                roles: options.admin ? ['admin'] : options.auditor ? ['auditor'] : [],
+              },
+              password,
+              cliRun(),
             ),
+          ),
         );
         printJson(result);
       },
@@ -128,14 +130,14 @@ export function buildProgram(
   const customers = program.command('customers').description('Customers');
   customers
     .command('create')
-    .description('Register a customer')
+    .description('Register a customer under the next number (as POST /customers does over HTTP)')
     .requiredOption('--name <name>', "the customer's name")
     .requiredOption('--email <email>', "the customer's e-mail address")
     .action(async (options: { name: string; email: string }) => {
-      const result = await withApp(config(), (app) =>
-        app.get(CommandBus).execute(new RegisterCustomerCommand(options.name, options.email, cliRun())),
+      const { customer } = await withApp(config(), (app) =>
+        app.get(CommandBus).execute(new RegisterCustomerCommand({ ...options }, cliRun())),
       );
-      printJson(result);
+      printJson({ id: customer.id });
     });
   customers
     .command('seed')

@@ -7,6 +7,8 @@ import { RequestPasswordResetHandler } from './accounts/request-password-reset/r
 import { IssueAccessTokenHandler } from './accounts/issue-access-token/issue-access-token.handler';
 import { OpenAccountHandler } from './accounts/open-account/open-account.handler';
 import { EndSessionHandler } from './accounts/end-session/end-session.handler';
+import { ChangeCustomerHandler } from './customers/change-customer/change-customer.handler';
+import { GetCustomerHandler } from './customers/get-customer/get-customer.handler';
 import { ListCustomersHandler } from './customers/list-customers/list-customers.handler';
 import { CustomerNumberAllocator } from './customers/customer-number-allocator';
 import { RegisterCustomerHandler } from './customers/register-customer/register-customer.handler';
@@ -34,6 +36,9 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     CompletePasswordResetHandler,
     ChangePasswordHandler,
     RegisterCustomerHandler,
+    ChangeCustomerHandler,
+    // Folded from the stream by the repository, not read from the read models.
+    GetCustomerHandler,
     SeedCustomersHandler,
     PatchUserHandler,
     SecurityEvents,

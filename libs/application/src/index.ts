@@ -14,6 +14,8 @@ export * from './accounts/issue-access-token/issue-access-token.command';
 export * from './accounts/end-session/end-session.command';
 export * from './customers/register-customer/register-customer.command';
 export * from './customers/seed-customers/seed-customers.command';
+export * from './customers/change-customer/change-customer.command';
+export * from './customers/get-customer/get-customer.query';
 export * from './customers/list-customers/list-customers.query';
 export * from './users/patch-user/patch-user.command';
 export * from './users/get-user/get-user.query';

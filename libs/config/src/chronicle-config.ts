@@ -14,6 +14,8 @@ export class ChronicleConfig {
   publicBaseUrl!: string;
   accessTokenTtlSeconds!: number;
   resetTokenTtlSeconds!: number;
+  /** An invitation's link (an admin-created account's first password) lives this long, in seconds. */
+  invitationTtlSeconds!: number;
   /** Reset requests allowed per e-mail address, and per client address, in each 15-minute window. */
   resetRequestsPerEmail!: number;
   resetRequestsPerClient!: number;

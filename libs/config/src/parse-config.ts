@@ -245,6 +245,7 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     publicBaseUrl: publicBaseUrl.replace(/\/+$/, ''),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
     resetTokenTtlSeconds: integer(env, 'RESET_TOKEN_TTL', 1800, 1, 86_400),
+    invitationTtlSeconds: integer(env, 'INVITATION_TTL', 7 * 86_400, 1, 90 * 86_400),
     resetRequestsPerEmail: integer(env, 'RESET_REQUESTS_PER_EMAIL', 5, 1, 1_000_000),
     resetRequestsPerClient: integer(env, 'RESET_REQUESTS_PER_CLIENT', 20, 1, 1_000_000),
     loginAttemptsPerAccount: integer(env, 'LOGIN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),

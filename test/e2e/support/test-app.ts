@@ -140,11 +140,8 @@ export async function startTestApp(
       password ||= `pass-${accounts}-long-enough`;
       const ids = await commands.execute(
         new OpenAccountCommand(
-          email,
+          { email, name, age, roles: admin ? ['admin'] : auditor ? ['auditor'] : [] },
           password,
-          name,
-          age,
-          admin ? 'admin' : auditor ? 'auditor' : 'user',
           context,
         ),
       );
@@ -245,5 +242,28 @@ export function rawRequest(
     );
     request.on('error', reject);
     request.end(body);
+  });
+}
+
+/**
+ * A request as `as`, with a JSON body (a merge patch for PATCH, unless `contentType` says
+ * otherwise; a string is sent as it is) and any other headers.
+ */
+export function sendAs(
+  as: Pick<TestAccount, 'email' | 'password'>,
+  url: string,
+  method: 'GET' | 'POST' | 'PATCH',
+  body?: unknown,
+  { contentType, headers = {} }: { contentType?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  const type = contentType ?? (method === 'PATCH' ? 'application/merge-patch+json' : 'application/json');
+  return fetch(url, {
+    method,
+    headers: {
+      authorization: basic(as),
+      ...(body === undefined ? {} : { 'content-type': type }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
 }

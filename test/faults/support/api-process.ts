@@ -1,3 +1,4 @@
+import { runCliWithInput } from '../../e2e/support/cli-process';
 import { Api, startApi as startApiProcess } from '../../support/app-process';
 
 export { type Api, kill9, running, stopRunning } from '../../support/app-process';
@@ -9,4 +10,28 @@ export function startApi(dataDir: string, env: Record<string, string> = {}): Pro
     RESET_REQUESTS_PER_CLIENT: '100',
     ...env,
   });
+}
+
+/** The admin a fault test opens with the CLI before its API starts. */
+export const FAULT_ADMIN = { email: 'admin@example.com', password: 'fault-test-admin-passphrase' };
+
+/** Opens FAULT_ADMIN on `dataDir` with the CLI's `accounts create --admin`. */
+export async function createFaultAdmin(dataDir: string): Promise<void> {
+  const created = await runCliWithInput(
+    dataDir,
+    FAULT_ADMIN.password,
+    ...[
+      'accounts',
+      'create',
+      '--email',
+      FAULT_ADMIN.email,
+      '--password-stdin',
+      '--name',
+      'Admin',
+      '--age',
+      '40',
+      '--admin',
+    ],
+  );
+  if (created.code !== 0) throw new Error(`accounts create failed: ${created.stderr}`);
 }

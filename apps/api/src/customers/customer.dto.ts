@@ -1,15 +1,23 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { CUSTOMER_CLIENT_FIELD_NAMES, CUSTOMER_FIELD_NAMES, CUSTOMER_FIELDS } from '@chronicle/domain';
+import { declareFields, mergePatchSchema } from '../http/openapi';
 
+// The document's customer schemas, built from the one declaration of a customer's fields.
+
+/** A customer record. */
 export class CustomerDto {
-  @ApiProperty({ example: 42 })
+  @ApiProperty({ type: 'integer', minimum: 1, example: 42 })
   id!: number;
-
-  @ApiProperty({ example: 'Ada Lovelace' })
-  name!: string;
-
-  @ApiProperty({ example: 'ada@example.com' })
-  email!: string;
-
-  @ApiProperty({ example: '2026-11-22T09:15:00.000Z', format: 'date-time' })
-  createdon!: string;
 }
+declareFields(CustomerDto.prototype, CUSTOMER_FIELDS, CUSTOMER_FIELD_NAMES, true);
+
+/** POST /customers: every field a client sets. */
+export class NewCustomerDto {}
+declareFields(NewCustomerDto.prototype, CUSTOMER_FIELDS, CUSTOMER_CLIENT_FIELD_NAMES, true);
+
+/** A merge patch: any of the fields a client sets, and nothing else (the aggregate refuses the rest). */
+export const CUSTOMER_PATCH_SCHEMA = mergePatchSchema(
+  CUSTOMER_FIELDS,
+  CUSTOMER_CLIENT_FIELD_NAMES,
+  'null is refused: the field is required.',
+);

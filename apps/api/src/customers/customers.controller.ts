@@ -1,18 +1,65 @@
-import { Controller, Get, Query, Res } from '@nestjs/common';
-import { QueryBus } from '@nestjs/cqrs';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
+import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNotModifiedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+  getSchemaPath,
+  ApiExtraModels,
+} from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ListCustomersQuery } from '@chronicle/application';
-import { CustomerDto } from './customer.dto';
-import { pageHeaders, pageOf, pageQueryDescriptions, setPageHeaders } from '../http/paging';
+import {
+  ChangeCustomerCommand,
+  CommandContext,
+  CustomerResult,
+  GetCustomerQuery,
+  ListCustomersQuery,
+  RegisterCustomerCommand,
+} from '@chronicle/application';
+import { Allow } from '@chronicle/auth';
+import { customerRecord, NotFoundError } from '@chronicle/domain';
+import { Consumes, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
+import { etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
+import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
+import {
+  AuthenticatedQueryDto,
+  pageHeaders,
+  pageOf,
+  pageQueryDescriptions,
+  setPageHeaders,
+} from '../http/paging';
+import { requireJsonObject } from '../http/validation';
+import { WriteContext } from '../http/write-context.decorator';
+import { CUSTOMER_PATCH_SCHEMA, CustomerDto, NewCustomerDto } from './customer.dto';
 import { ListCustomersQueryDto } from './list-customers.dto';
+
+const ETAG_HEADER = {
+  description: "The customer's version; send it as If-Match or If-None-Match.",
+  schema: { type: 'string' },
+};
+const CUSTOMER_ID = {
+  name: 'id',
+  description: "The customer's number.",
+  schema: { type: 'integer', minimum: 1 },
+};
+/** A customer number as a path segment: digits, within the integers ids are. */
+const CUSTOMER_ID_PATTERN = /^[1-9]\d{0,14}$/;
 
 @ApiTags('customers')
 @ApiCredentials()
+@ApiExtraModels(CustomerDto, NewCustomerDto)
 @Controller('customers')
 export class CustomersController {
-  constructor(private readonly queries: QueryBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -39,4 +86,112 @@ export class CustomersController {
     void reply.type('application/json; charset=utf-8');
     return result.json;
   }
+
+  @Post()
+  @Allow()
+  @Consumes(JSON_MEDIA_TYPE)
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Register a customer under the next customer number (admin)' })
+  @ApiBody({
+    required: true,
+    schema: { $ref: getSchemaPath(NewCustomerDto) },
+    examples: { customer: { value: { name: 'Ada Lovelace', email: 'ada@example.com' } } },
+  })
+  @ApiCreatedResponse({
+    type: CustomerDto,
+    description: 'The customer registered.',
+    headers: {
+      Location: { description: 'The new customer: /customers/{id}.', schema: { type: 'string' } },
+      ETag: ETAG_HEADER,
+    },
+  })
+  @ApiProblems(400, 401, 403, 409, 413, 415, 422)
+  async create(
+    @Body() body: unknown,
+    @WriteContext() context: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
+    const result = await this.commands.execute(
+      new RegisterCustomerCommand(requireJsonObject(body, JSON_MEDIA_TYPE), context),
+    );
+    void reply.header('location', `/customers/${result.customer.id}`);
+    return sendRecord(reply, result);
+  }
+
+  @Get(':id')
+  @ApiOperation({
+    summary: 'Read a customer, reflecting every write answered before the request (users and admins)',
+  })
+  @ApiParam(CUSTOMER_ID)
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'An ETag held: 304 while it is current' })
+  @ApiOkResponse({ type: CustomerDto, description: 'The customer record.', headers: { ETag: ETAG_HEADER } })
+  @ApiNotModifiedResponse({
+    description: 'If-None-Match names the current version.',
+    headers: { ETag: ETAG_HEADER },
+  })
+  @ApiProblems(400, 401, 403, 404)
+  async get(
+    @Param('id') id: string,
+    // No parameters but the credential: an unknown one is a 400, as on every route that reads.
+    @Query() _query: AuthenticatedQueryDto,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const result = await this.queries.execute(new GetCustomerQuery(customerIdOf(id)));
+    // Sent here, not returned: Nest would set 200 over a 304.
+    if (heldVersion(ifNoneMatch, result.revision)) {
+      await reply.header('etag', etagOf(result.revision)).code(304).send();
+      return;
+    }
+    await reply.send(sendRecord(reply, result));
+  }
+
+  @Patch(':id')
+  @Allow()
+  @Consumes(MERGE_PATCH_MEDIA_TYPE)
+  @ApiOperation({ summary: 'Change a customer with a JSON merge patch (RFC 7396) on name and email (admin)' })
+  @ApiParam(CUSTOMER_ID)
+  @ApiConsumes(MERGE_PATCH_MEDIA_TYPE)
+  @ApiBody({
+    required: true,
+    schema: CUSTOMER_PATCH_SCHEMA,
+    examples: { email: { summary: 'Change the e-mail address', value: { email: 'ada@analytical.example' } } },
+  })
+  @ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the version being changed' })
+  @ApiOkResponse({
+    type: CustomerDto,
+    description: 'The customer as changed.',
+    headers: { ETag: ETAG_HEADER },
+  })
+  @ApiProblems(400, 401, 403, 404, 409, 412, 413, 415, 422)
+  async patch(
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Headers('if-match') ifMatch: string | undefined,
+    @WriteContext() context: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
+    const customerId = customerIdOf(id);
+    const result = await this.commands.execute(
+      new ChangeCustomerCommand(
+        customerId,
+        requireJsonObject(body, MERGE_PATCH_MEDIA_TYPE),
+        context,
+        ifMatchRevisions(ifMatch),
+      ),
+    );
+    return sendRecord(reply, result);
+  }
+}
+
+/** The customer a path names; anything but a customer number names none (404). */
+function customerIdOf(segment: string): number {
+  if (!CUSTOMER_ID_PATTERN.test(segment)) throw new NotFoundError('Customer');
+  return Number(segment);
+}
+
+/** The record as JSON with its version: the answer of every route that names one customer. */
+function sendRecord(reply: FastifyReply, { customer, revision }: CustomerResult): Buffer {
+  void reply.type('application/json; charset=utf-8').header('etag', etagOf(revision));
+  return Buffer.from(JSON.stringify(customerRecord(customer)));
 }

@@ -107,6 +107,7 @@ export async function installEdge(fastify: FastifyInstance, config: ChronicleCon
         'accept',
         'if-match',
         'if-none-match',
+        'idempotency-key',
         'x-request-id',
       ],
       exposedHeaders: [

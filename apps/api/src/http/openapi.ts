@@ -13,6 +13,7 @@ import {
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { TooManyAttemptsError } from '@chronicle/application';
 import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
+import { FieldDeclarations } from '@chronicle/domain';
 import { Problem, PROBLEM_CONTENT_TYPE, toProblem } from './problem-details';
 import { dtoSchemaOf } from './validation';
 
@@ -64,11 +65,11 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   403: 'Authenticated, but not allowed.',
   404: 'No such resource.',
   406: 'None of the media types in Accept is offered; the problem lists the supported ones.',
-  409: 'The change conflicted with another one, even after retrying.',
+  409: 'The change conflicted with another one, even after retrying; or the first request with this Idempotency-Key is still running.',
   412: "If-Match does not name the resource's current version; nothing changed.",
   413: 'The body is larger than 64 KiB.',
   415: 'The body is of a media type this operation does not take.',
-  422: 'Well-formed, but a value breaks a rule.',
+  422: 'Well-formed, but a value breaks a rule; or the Idempotency-Key was used for another request.',
   429: 'Rate limited (failed password checks or reset requests per client and per address, in 15 minutes).',
 };
 
@@ -168,9 +169,56 @@ export function ApiQueryFrom(dto: Type, descriptions: Record<string, string>) {
   );
 }
 
+/** The document's schema of one field of an entity's one declaration, with a `note` added. */
+function fieldSchema<D extends FieldDeclarations>(declaration: D, field: keyof D & string, note?: string) {
+  const schema: Record<string, unknown> = { type: declaration[field].type, ...declaration[field].schema };
+  if (note) schema.description = [schema.description, note].filter(Boolean).join(' ');
+  return schema;
+}
+
+/**
+ * Declares `fields` of an entity's one field declaration on `dto` for the document, required or
+ * not, with a `note` added to each: the document's schemas come from the declaration that
+ * validates the values.
+ */
+export function declareFields<D extends FieldDeclarations>(
+  dto: object,
+  declaration: D,
+  fields: readonly (keyof D & string)[],
+  required: boolean,
+  note?: string,
+): void {
+  const decorate = required ? ApiProperty : ApiPropertyOptional;
+  for (const field of fields) decorate(fieldSchema(declaration, field, note))(dto, field);
+}
+
+/** A merge patch (RFC 7396) of `fields`: any of them, and nothing else (the aggregate refuses the rest). */
+export function mergePatchSchema<D extends FieldDeclarations>(
+  declaration: D,
+  fields: readonly (keyof D & string)[],
+  note: string,
+) {
+  return {
+    type: 'object',
+    properties: Object.fromEntries(fields.map((field) => [field, fieldSchema(declaration, field, note)])),
+    additionalProperties: false,
+  };
+}
+
 const REQUEST_ID_HEADER = {
   description: "The request's id: the client's X-Request-Id when it sent a safe one, else a new one.",
   schema: { type: 'string' },
+};
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header' as const,
+  required: false,
+  description:
+    'Up to 255 visible ASCII characters, unique per request of this account. The same request under the ' +
+    'same key within 24 hours gets the first answer again and writes nothing more; another request ' +
+    'under it is 422 (idempotency-key-reused); a repeat while the first runs is 409 (idempotency-key-in-flight).',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 
 /**
@@ -188,6 +236,16 @@ export function completeDocument(document: OpenAPIObject, publicBaseUrl: string)
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = operations[method];
       if (operation === undefined) continue;
+      if (method === 'post' || method === 'patch') {
+        // Idempotency-Key is taken by every POST and PATCH, with the answers it may bring.
+        operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
+        for (const status of [409, 422] as const) {
+          operation.responses[status] ??= {
+            description: PROBLEM_DESCRIPTIONS[status],
+            content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDto) } } },
+          };
+        }
+      }
       operation.responses.default ??= {
         description: 'Any other error (a timeout, an unavailable store), as problem details.',
         content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDto) } } },

@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import { getMetadataStorage } from 'class-validator';
 import { targetConstructorToSchema } from 'class-validator-jsonschema';
 import { FieldError } from '@chronicle/domain';
+import { MERGE_PATCH_MEDIA_TYPE } from './edge';
 
 /** An integer on the wire: digits with an optional sign; `1.5`, `1e3`, ` 7`, `0x10` and `` are not. */
 const INTEGER = /^-?\d+$/;
@@ -165,5 +166,20 @@ export function invalidParameters(errors: FieldError[]): BadRequestException {
     title: 'Invalid query parameters',
     detail: 'One or more query parameters are invalid.',
     errors,
+  });
+}
+
+/**
+ * A body that must be a JSON object (a create or a merge patch); anything else, an array or
+ * `null` included, is a malformed request (400).
+ */
+export function requireJsonObject(body: unknown, mediaType: string): Record<string, unknown> {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body))
+    return body as Record<string, unknown>;
+  const patch = mediaType === MERGE_PATCH_MEDIA_TYPE;
+  throw new BadRequestException({
+    type: patch ? 'invalid-patch' : 'invalid-body',
+    title: patch ? 'Invalid merge patch' : 'Invalid request body',
+    detail: `The body must be a JSON object sent as ${mediaType}.`,
   });
 }

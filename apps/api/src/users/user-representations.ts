@@ -32,34 +32,3 @@ export function representationBody(
     representation === 'user' ? userRepresentation(user) : { ...patched, modifiedon: user.modifiedon };
   return Buffer.from(JSON.stringify(body));
 }
-
-/** A strong ETag naming the user's version (its stream revision). */
-export const etagOf = (revision: number): string => `"${revision}"`;
-
-/**
- * The revisions an If-Match (strong comparison) or If-None-Match (weak comparison, RFC 9110
- * 13.1.2: `W/"3"` matches `"3"`) header names: `*` for any, or the list of our tags (tags we never
- * issued match nothing). Undefined without the header.
- */
-/**
- * If-Match and If-None-Match as RFC 9110 writes them: `*`, or a list of entity-tags. Tags this
- * service never gave simply match nothing (412 for If-Match, 200 for If-None-Match).
- */
-export const ENTITY_TAGS_SCHEMA = {
-  type: 'string',
-  pattern: '^(?:\\*|(?:W/)?"[\\x21\\x23-\\x7e]*"(?:[ \\t]*,[ \\t]*(?:W/)?"[\\x21\\x23-\\x7e]*")*)$',
-};
-
-export function parseEntityTags(
-  header: string | undefined,
-  comparison: 'strong' | 'weak',
-): number[] | '*' | undefined {
-  if (header === undefined) return undefined;
-  if (header.trim() === '*') return '*';
-  const tag = comparison === 'strong' ? /^\s*"(\d{1,15})"\s*$/ : /^\s*(?:W\/)?"(\d{1,15})"\s*$/;
-  return header
-    .split(',')
-    .map((candidate) => tag.exec(candidate))
-    .filter((match): match is RegExpExecArray => match !== null)
-    .map((match) => Number(match[1]));
-}

@@ -1,20 +1,13 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { AS_OF_PATTERN } from '@chronicle/application';
-import { CLIENT_FIELD_NAMES, USER_FIELD_NAMES, USER_FIELDS, UserFieldName } from '@chronicle/domain';
+import { CLIENT_FIELD_NAMES, USER_FIELD_NAMES, USER_FIELDS } from '@chronicle/domain';
 import { POSITION_PATTERN } from '@chronicle/event-store';
+import { declareFields, mergePatchSchema } from '../http/openapi';
 import { AuthenticatedQueryDto } from '../http/paging';
 
 // The document's user schemas, built from the one declaration of a user's fields (USER_FIELDS).
-
-const schemaOf = (field: UserFieldName) => ({ type: USER_FIELDS[field].type, ...USER_FIELDS[field].schema });
-
-/** Declares `fields` on `dto` for the document, required or not. */
-function declare(dto: object, fields: readonly UserFieldName[], required: boolean): void {
-  const decorate = required ? ApiProperty : ApiPropertyOptional;
-  for (const field of fields) decorate(schemaOf(field))(dto, field);
-}
 
 /** A user's id, in its representation and in its path. */
 export const USER_ID_SCHEMA = { type: 'string', format: 'uuid' } as const;
@@ -24,32 +17,19 @@ export class UserDto {
   @ApiProperty(USER_ID_SCHEMA)
   id!: string;
 }
-declare(UserDto.prototype, USER_FIELD_NAMES, true);
+declareFields(UserDto.prototype, USER_FIELDS, USER_FIELD_NAMES, true);
 
 /** The fragment representation: the members the patch named, with their new values, and modifiedon. */
 export class UserFragmentDto {}
-declare(UserFragmentDto.prototype, CLIENT_FIELD_NAMES, false);
-declare(UserFragmentDto.prototype, ['modifiedon'], true);
+declareFields(UserFragmentDto.prototype, USER_FIELDS, CLIENT_FIELD_NAMES, false);
+declareFields(UserFragmentDto.prototype, USER_FIELDS, ['modifiedon'], true);
 
 /** A merge patch: any of the fields a client sets, and nothing else (the aggregate refuses the rest). */
-export const USER_PATCH_SCHEMA = {
-  type: 'object',
-  properties: Object.fromEntries(
-    CLIENT_FIELD_NAMES.map((field) => [
-      field,
-      {
-        ...schemaOf(field),
-        description: [
-          (USER_FIELDS[field].schema as { description?: string }).description,
-          'null is refused: the field is required.',
-        ]
-          .filter(Boolean)
-          .join(' '),
-      },
-    ]),
-  ),
-  additionalProperties: false,
-};
+export const USER_PATCH_SCHEMA = mergePatchSchema(
+  USER_FIELDS,
+  CLIENT_FIELD_NAMES,
+  'null is refused: the field is required.',
+);
 
 export const AS_OF_MESSAGE =
   'asOf must be an RFC 3339 time such as 2026-11-22T09:15:00Z, or a position such as 42';

@@ -1,15 +1,4 @@
-import {
-  BadRequestException,
-  Body,
-  Controller,
-  Get,
-  Headers,
-  Param,
-  Patch,
-  Query,
-  Req,
-  Res,
-} from '@nestjs/common';
+import { Body, Controller, Get, Headers, Param, Patch, Query, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import {
   ApiBody,
@@ -52,14 +41,12 @@ import {
   UserFragmentDto,
 } from './user.dto';
 import { INVALID_POSITION, invalidPosition } from '../audit/audit-position';
-import { invalidParameters } from '../http/validation';
+import { invalidParameters, requireJsonObject } from '../http/validation';
+import { ENTITY_TAGS_SCHEMA, etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
 import {
-  ENTITY_TAGS_SCHEMA,
-  etagOf,
   FRAGMENT_MEDIA_TYPE,
   GET_REPRESENTATIONS,
   mediaTypeOf,
-  parseEntityTags,
   PATCH_REPRESENTATIONS,
   representationBody,
   USER_MEDIA_TYPE,
@@ -152,10 +139,9 @@ export class UsersController {
     const user = await this.queries.execute(new GetUserQuery(userId, principal, asOf));
     // A past state is read from the history: counted with the audit's reads.
     if (asOf !== undefined) this.security.observe('AuditRead.v1', securityObservationOf(request));
-    const held = parseEntityTags(ifNoneMatch, 'weak');
     void reply.header('etag', etagOf(user.revision)).header('vary', 'Accept');
     // Sent here, not returned: Nest would set 200 over a 304.
-    if (held === '*' || held?.includes(user.revision)) {
+    if (heldVersion(ifNoneMatch, user.revision)) {
       await reply.code(304).send();
       return;
     }
@@ -219,17 +205,10 @@ export class UsersController {
   ): Promise<Buffer> {
     // Decided before anything changes: a request we cannot answer must change nothing.
     const representation = PATCH_REPRESENTATIONS.choose(accept);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new BadRequestException({
-        type: 'invalid-patch',
-        title: 'Invalid merge patch',
-        detail: `The body must be a JSON object sent as ${MERGE_PATCH_MEDIA_TYPE}.`,
-      });
-    }
     const result = await this.commands.execute(
       new PatchUserCommand(
         userId,
-        body as Record<string, unknown>,
+        requireJsonObject(body, MERGE_PATCH_MEDIA_TYPE),
         principal,
         context,
         ifMatchRevisions(ifMatch),
@@ -254,10 +233,4 @@ function asOfOf(query: GetUserQueryDto): AsOf | undefined {
       : invalidPosition('asOf', AS_OF_MESSAGE);
   }
   return asOf;
-}
-
-/** The revisions If-Match accepts: undefined for `*` or no header (nothing to check). */
-function ifMatchRevisions(header: string | undefined): number[] | undefined {
-  const tags = parseEntityTags(header, 'strong');
-  return tags === '*' ? undefined : tags;
 }

@@ -23,6 +23,7 @@ import {
   checkDatabase,
   copyLiveDatabase,
   EVENTS_FILE,
+  IDEMPOTENCY_FILE,
   STORE_ID_FILE,
   type ChainVerification,
   summarizeEventStore,
@@ -49,10 +50,14 @@ const KEPT_APART = [SEAL_KEY_FILE];
 /** Folders of files each written whole by a rename; dot files in them are writes under way. */
 const FOLDERS = [OUTBOX_DIR];
 
-/** Never needed by a restore: made again by SQLite or by a starting server. */
+/**
+ * Never needed by a restore: made again by SQLite or by a starting server. Idempotency-Key answers
+ * are left out too: they may answer writes made after the copy, which a restore does not bring back.
+ */
 function isTransient(name: string): boolean {
   return (
     DATABASES.some((database) => name.startsWith(`${database}-`)) ||
+    name.startsWith(IDEMPOTENCY_FILE) ||
     name === controlSocketDir('') ||
     name.startsWith('.write-probe-')
   );

@@ -29,6 +29,7 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
   'UserRegistered.v2': { userId: 'u-1', accountId: 'a-1', name: 'Ada', age: 36, createdon: T },
   'UserPatched.v1': { userId: 'u-1', changes: { name: 'Ada L.', age: 37 }, modifiedon: T },
   'CustomerRegistered.v1': { customerId: 42, name: 'Acme', email: 'acme@example.com', createdon: T },
+  'CustomerChanged.v1': { customerId: 42, changes: { email: 'sales@acme.example' } },
   'CustomerNumberAssigned.v1': { customerId: 42 },
   'AccountOpened.v1': {
     accountId: 'a-1',
@@ -38,6 +39,7 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
     passwordHash: ARGON2,
     openedAt: T,
   },
+  'AccountInvited.v1': { accountId: 'a-1', invitedAt: T, expiresAt: T },
   'AccessTokenIssued.v1': { accountId: 'a-1', tokenId: 't-1', issuedAt: T, expiresAt: T },
   'AccessTokenRevoked.v1': { accountId: 'a-1', tokenId: 't-1', revokedAt: T },
   'EmailReserved.v1': { accountId: 'a-1' },

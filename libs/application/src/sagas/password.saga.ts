@@ -1,6 +1,7 @@
 import { ICommand } from '@nestjs/cqrs';
 import { RecordedEvent } from '@chronicle/event-store';
 import { CompletePasswordChangeCommand } from '../accounts/complete-password-change/complete-password-change.command';
+import { SendInvitationEmailCommand } from '../accounts/send-invitation-email/send-invitation-email.command';
 import { SendPasswordResetEmailCommand } from '../accounts/send-password-reset-email/send-password-reset-email.command';
 
 /** What a saga is: a name (its checkpoint) and the command, if any, that an event calls for. */
@@ -11,14 +12,16 @@ export interface Saga {
   commandFor(event: RecordedEvent): ICommand | null;
 }
 
-/** Reset e-mails after a request; invalidation, revocation and the notice after a password change. */
+/** Reset e-mails after a request, invitation e-mails after an admin opens an account; invalidation, revocation and the notice after a password change. */
 export const passwordSaga: Saga = {
   name: 'saga:password',
-  eventTypes: ['PasswordResetRequested.v1', 'PasswordReset.v1', 'PasswordChanged.v1'],
+  eventTypes: ['PasswordResetRequested.v1', 'AccountInvited.v1', 'PasswordReset.v1', 'PasswordChanged.v1'],
   commandFor(event: RecordedEvent): ICommand | null {
     switch (event.type) {
       case 'PasswordResetRequested.v1':
         return new SendPasswordResetEmailCommand(event as SendPasswordResetEmailCommand['request']);
+      case 'AccountInvited.v1':
+        return new SendInvitationEmailCommand(event as SendInvitationEmailCommand['invitation']);
       case 'PasswordReset.v1':
       case 'PasswordChanged.v1':
         return new CompletePasswordChangeCommand(event as CompletePasswordChangeCommand['change']);

@@ -2,6 +2,8 @@ import { Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdo
 import { CommandBus } from '@nestjs/cqrs';
 import { CheckpointStore, EventStore } from '@chronicle/event-store';
 import { CompletePasswordChangeHandler } from '../accounts/complete-password-change/complete-password-change.handler';
+import { PasswordLinkMailer } from '../accounts/password-link-mailer';
+import { SendInvitationEmailHandler } from '../accounts/send-invitation-email/send-invitation-email.handler';
 import { SendPasswordResetEmailHandler } from '../accounts/send-password-reset-email/send-password-reset-email.handler';
 import { CommandCoreModule } from '../shared/command-core.module';
 import { passwordSaga } from './password.saga';
@@ -29,7 +31,12 @@ export class InProcessSagas implements OnApplicationBootstrap, OnApplicationShut
  */
 @Module({
   imports: [CommandCoreModule],
-  providers: [SendPasswordResetEmailHandler, CompletePasswordChangeHandler],
+  providers: [
+    PasswordLinkMailer,
+    SendPasswordResetEmailHandler,
+    SendInvitationEmailHandler,
+    CompletePasswordChangeHandler,
+  ],
   exports: [CommandCoreModule],
 })
 export class SagaCommandsModule {}

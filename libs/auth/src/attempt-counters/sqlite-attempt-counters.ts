@@ -1,7 +1,6 @@
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { AttemptCounters } from '@chronicle/application';
+import { openSidecarDatabase } from '@chronicle/event-store';
 
 export const LIMITS_FILE = 'limits.db';
 
@@ -50,14 +49,9 @@ export class SqliteAttemptCounters extends AttemptCounters {
   /** Opened on first use: processes that never count (the CLI, the projector) create nothing. */
   private open() {
     if (this.statements) return this.statements;
-    mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
-    const file = join(this.dataDir, LIMITS_FILE);
-    // Private from its creation, like events.db: the keys name clients and hashed addresses.
-    closeSync(openSync(file, 'a', 0o600));
-    const db = new Database(file, { timeout: 10_000 });
-    db.pragma('journal_mode = WAL');
-    // A count lost to a power cut only lets a few more attempts through: no fsync per attempt.
-    db.pragma('synchronous = NORMAL');
+    // Private from its creation: the keys name clients and hashed addresses. A count lost to a
+    // power cut only lets a few more attempts through.
+    const db = openSidecarDatabase(this.dataDir, LIMITS_FILE);
     db.exec(
       'CREATE TABLE IF NOT EXISTS attempts (key TEXT NOT NULL, window INTEGER NOT NULL, count INTEGER NOT NULL, ' +
         'PRIMARY KEY (key, window)) WITHOUT ROWID',

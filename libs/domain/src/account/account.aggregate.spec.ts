@@ -57,6 +57,18 @@ describe('Account', () => {
     }
   });
 
+  it('opens an invited account with its invitation, valid for the TTL, in one decision', () => {
+    given([])
+      .when({ ...open(' Ada@Example.com '), invitationTtlSeconds: 7 * 86_400 })
+      .then([
+        opened,
+        {
+          type: 'AccountInvited.v1',
+          data: { accountId: 'a-1', invitedAt: T0, expiresAt: '2026-11-29T09:15:00.000Z' },
+        },
+      ]);
+  });
+
   it('refuses an invalid address and a second opening', () => {
     given([])
       .when(open('not an address'))

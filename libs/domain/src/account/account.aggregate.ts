@@ -50,6 +50,8 @@ export interface OpenAccount {
   roles: Role[];
   /** Argon2id hash: hashing is slow and async, so it happens before decide. */
   passwordHash: string;
+  /** Set: no one knows the password (hashed from random bytes), an invitation links to setting one. */
+  invitationTtlSeconds?: number;
   now: string;
 }
 
@@ -103,6 +105,20 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
           openedAt: command.now,
         },
       },
+      ...(command.invitationTtlSeconds === undefined
+        ? []
+        : [
+            {
+              type: 'AccountInvited.v1' as const,
+              data: {
+                accountId: command.accountId,
+                invitedAt: command.now,
+                expiresAt: new Date(
+                  Date.parse(command.now) + command.invitationTtlSeconds * 1000,
+                ).toISOString(),
+              },
+            },
+          ]),
     ];
   }
   if (command.type === 'ResetPassword' && !state.exists) throw new InvalidResetTokenError();
@@ -172,6 +188,8 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       };
     // Kept in streams of their own since (sessions, reset requests, password changes): those an
     // older build wrote here change nothing the account decides on, and their tokens no longer verify.
+    // The invitation's token lives in its own stream, like a reset request's.
+    case 'AccountInvited.v1':
     case 'AccessTokenIssued.v1':
     case 'AccessTokenRevoked.v1':
     case 'AccessTokensRevoked.v1':

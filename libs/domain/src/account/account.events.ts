@@ -8,6 +8,16 @@ export type AccountOpened = DomainEvent<
   { accountId: string; email: string; userId: string; roles: Role[]; passwordHash: string; openedAt: string }
 >;
 
+/**
+ * An account opened without a usable password (by an admin): an e-mail invites its owner to set
+ * one. The event's id names the invitation: its token and its e-mail derive from it, so they are
+ * made once whatever happens. The link works until `expiresAt`.
+ */
+export type AccountInvited = DomainEvent<
+  'AccountInvited.v1',
+  { accountId: string; invitedAt: string; expiresAt: string }
+>;
+
 /** Stored before sessions had streams of their own (SessionTokenIssued.v1); no longer written. */
 export type AccessTokenIssued = DomainEvent<
   'AccessTokenIssued.v1',
@@ -83,6 +93,7 @@ export type PasswordChangeNoticeSent = DomainEvent<
 
 export type AccountEvent =
   | AccountOpened
+  | AccountInvited
   | AccessTokenIssued
   | AccessTokenRevoked
   | ResetTokenIssued

@@ -1,54 +1,81 @@
-import { AlreadyExistsError, ValidationError } from '../shared/domain-error';
+import { AlreadyExistsError, NotFoundError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
-import { checkEmail, checkName, isFieldError } from '../shared/values';
 import { CustomerEvent, CustomerNumberAssigned } from './customer.events';
+import { CUSTOMER_CLIENT_FIELD_NAMES, CustomerClientFields } from './customer.fields';
 
-export interface Customer {
+export interface Customer extends CustomerClientFields {
   exists: true;
   id: number;
-  name: string;
-  email: string;
   createdon: string;
 }
 export type CustomerState = Initial | Customer;
 export const initialCustomerState: CustomerState = { exists: false };
 
+/** Registers a customer with fields already parsed (parseCustomerFields) at the edge. */
 export interface RegisterCustomer {
   type: 'RegisterCustomer';
   customerId: number;
-  name: unknown;
-  email: unknown;
+  fields: CustomerClientFields;
   now: string;
 }
 
-/** Checks a new customer's values before a number is spent on it. */
-export function validateNewCustomer(name: unknown, email: unknown): { name: string; email: string } {
-  const checkedName = checkName('name', name);
-  const checkedEmail = checkEmail('email', email);
-  const errors = [checkedName, checkedEmail].filter(isFieldError);
-  if (errors.length > 0) throw new ValidationError(errors);
-  return { name: checkedName as string, email: checkedEmail as string };
+/** A merge patch (RFC 7396), already parsed into the values it sets (parseCustomerFields). */
+export interface ChangeCustomer {
+  type: 'ChangeCustomer';
+  values: Partial<CustomerClientFields>;
 }
 
-export function decideCustomer(command: RegisterCustomer, state: CustomerState): CustomerEvent[] {
-  if (state.exists) throw new AlreadyExistsError(`Customer ${command.customerId}`);
-  const { name, email } = validateNewCustomer(command.name, command.email);
-  return [
-    {
-      type: 'CustomerRegistered.v1',
-      data: { customerId: command.customerId, name, email, createdon: command.now },
-    },
-  ];
+export type CustomerCommand = RegisterCustomer | ChangeCustomer;
+
+export function decideCustomer(command: CustomerCommand, state: CustomerState): CustomerEvent[] {
+  switch (command.type) {
+    case 'RegisterCustomer': {
+      if (state.exists) throw new AlreadyExistsError(`Customer ${command.customerId}`);
+      const { name, email } = command.fields;
+      return [
+        {
+          type: 'CustomerRegistered.v1',
+          data: { customerId: command.customerId, name, email, createdon: command.now },
+        },
+      ];
+    }
+    case 'ChangeCustomer': {
+      if (!state.exists) throw new NotFoundError('Customer');
+      // Only what really changes: a patch that changes nothing emits nothing.
+      const changes: Partial<CustomerClientFields> = {};
+      for (const field of CUSTOMER_CLIENT_FIELD_NAMES) {
+        const value = command.values[field];
+        if (value !== undefined && value !== state[field]) changes[field] = value;
+      }
+      if (Object.keys(changes).length === 0) return [];
+      return [{ type: 'CustomerChanged.v1', data: { customerId: state.id, changes } }];
+    }
+  }
 }
 
-export function evolveCustomer(_state: CustomerState, event: CustomerEvent): CustomerState {
-  return {
-    exists: true,
-    id: event.data.customerId,
-    name: event.data.name,
-    email: event.data.email,
-    createdon: event.data.createdon,
-  };
+export function evolveCustomer(state: CustomerState, event: CustomerEvent): CustomerState {
+  switch (event.type) {
+    case 'CustomerRegistered.v1':
+      return {
+        exists: true,
+        id: event.data.customerId,
+        name: event.data.name,
+        email: event.data.email,
+        createdon: event.data.createdon,
+      };
+    case 'CustomerChanged.v1':
+      if (!state.exists) return state;
+      return { ...state, ...changedFields(event.data.changes) };
+  }
+}
+
+/** The client fields a change names, and nothing else (a stored event is not trusted to hold only those). */
+export function changedFields(changes: Partial<CustomerClientFields>): Partial<CustomerClientFields> {
+  const fields: Partial<CustomerClientFields> = {};
+  for (const field of CUSTOMER_CLIENT_FIELD_NAMES) {
+    if (changes[field] !== undefined) fields[field] = changes[field];
+  }
+  return fields;
 }
 
 /** The next customer numbers after a sequence stream of `revisionCount` events: 1, 2, 3, ... */
@@ -64,3 +91,10 @@ export const customerDecider = {
   decide: decideCustomer,
   evolve: evolveCustomer,
 };
+
+/** A customer record as every reader sees it: its id, then its fields in declaration order. */
+export function customerRecord(
+  customer: Customer,
+): { id: number } & CustomerClientFields & { createdon: string } {
+  return { id: customer.id, name: customer.name, email: customer.email, createdon: customer.createdon };
+}

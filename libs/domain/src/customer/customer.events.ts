@@ -1,14 +1,21 @@
 import { DomainEvent } from '../shared/event';
+import { CustomerClientFields } from './customer.fields';
 
 export type CustomerRegistered = DomainEvent<
   'CustomerRegistered.v1',
   { customerId: number; name: string; email: string; createdon: string }
 >;
 
+/** A merge patch that changed something: only the fields whose values really changed. */
+export type CustomerChanged = DomainEvent<
+  'CustomerChanged.v1',
+  { customerId: number; changes: Partial<CustomerClientFields> }
+>;
+
 /** Appended to the customer number sequence: the number is taken, whatever happens next. */
 export type CustomerNumberAssigned = DomainEvent<'CustomerNumberAssigned.v1', { customerId: number }>;
 
-export type CustomerEvent = CustomerRegistered;
+export type CustomerEvent = CustomerRegistered | CustomerChanged;
 
 export const customerStreamName = (customerId: number): string => `customer-${customerId}`;
 

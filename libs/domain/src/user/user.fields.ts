@@ -1,16 +1,12 @@
-import { FieldError, ValidationError } from '../shared/domain-error';
-import { AGE_MAX, AGE_MIN, checkAge, checkName, isFieldError, NAME_MAX_LENGTH } from '../shared/values';
-
-interface FieldDeclaration {
-  type: 'string' | 'integer';
-  /**
-   * Parses the value a client sends, at registration and in a patch: the value to store, or why
-   * it is refused. Absent: the service sets the field, and no client may.
-   */
-  parse?: (field: string, value: unknown) => unknown;
-  /** JSON Schema keywords beyond `type`, for the API's document. */
-  schema: Record<string, unknown>;
-}
+import {
+  ClientFieldNameOf,
+  clientFieldsOf,
+  FieldDeclaration,
+  NAME_FIELD,
+  parseDeclaredFields,
+  ValuesOf,
+} from '../shared/fields';
+import { AGE_MAX, AGE_MIN, checkAge } from '../shared/values';
 
 /**
  * The one declaration of a user's fields, in the order every representation lists them. The
@@ -18,17 +14,7 @@ interface FieldDeclaration {
  * field list from here: a new field is declared here and given its decision rules, nothing more.
  */
 export const USER_FIELDS = {
-  name: {
-    type: 'string',
-    parse: checkName,
-    // At least one character that trimming keeps (JSON schema's \s is the whitespace trim removes).
-    schema: {
-      minLength: 1,
-      maxLength: NAME_MAX_LENGTH,
-      pattern: '\\S',
-      description: 'Trimmed; counted in characters.',
-    },
-  },
+  name: NAME_FIELD,
   age: { type: 'integer', parse: checkAge, schema: { minimum: AGE_MIN, maximum: AGE_MAX } },
   createdon: { type: 'string', schema: { format: 'date-time' } },
   modifiedon: {
@@ -37,25 +23,18 @@ export const USER_FIELDS = {
   },
 } as const satisfies Record<string, FieldDeclaration>;
 
-type Declared = typeof USER_FIELDS;
-type ValueOf<T extends FieldDeclaration['type']> = T extends 'integer' ? number : string;
-
-export type UserFieldName = keyof Declared;
+export type UserFieldName = keyof typeof USER_FIELDS;
 /** A user's fields, as stored and shown. */
-export type UserFields = { -readonly [F in UserFieldName]: ValueOf<Declared[F]['type']> };
+export type UserFields = ValuesOf<typeof USER_FIELDS>;
 /** The fields a client sets: at registration, and in a patch. */
-export type ClientFieldName = {
-  [F in UserFieldName]: Declared[F] extends { parse: unknown } ? F : never;
-}[UserFieldName];
+export type ClientFieldName = ClientFieldNameOf<typeof USER_FIELDS>;
 export type ClientFields = Pick<UserFields, ClientFieldName>;
 
 /** A user as every reader sees it: its id, then its fields. */
 export type UserRepresentation = { id: string } & UserFields;
 
 export const USER_FIELD_NAMES = Object.keys(USER_FIELDS) as UserFieldName[];
-export const CLIENT_FIELD_NAMES = USER_FIELD_NAMES.filter(
-  (field): field is ClientFieldName => 'parse' in USER_FIELDS[field],
-);
+export const CLIENT_FIELD_NAMES = clientFieldsOf(USER_FIELDS) as ClientFieldName[];
 
 /** The JavaScript type of a field's values, as `typeof` names it. */
 export const fieldJsType = (field: UserFieldName): 'string' | 'number' =>
@@ -82,25 +61,7 @@ export function parseClientFields(
   input: Record<string, unknown>,
   mode: 'all' | 'patch',
 ): Partial<ClientFields> {
-  const errors: FieldError[] = [];
-  const values: Partial<Record<ClientFieldName, unknown>> = {};
-  for (const field of Object.keys(input)) {
-    if (!(CLIENT_FIELD_NAMES as string[]).includes(field)) {
-      errors.push({ field, message: 'is not a field that can be changed' });
-    }
-  }
-  for (const field of CLIENT_FIELD_NAMES) {
-    const present = Object.prototype.hasOwnProperty.call(input, field) && input[field] !== undefined;
-    if (!present && mode === 'patch') continue;
-    const value =
-      !present || input[field] === null
-        ? { field, message: mode === 'patch' ? 'is required and cannot be removed' : 'is required' }
-        : USER_FIELDS[field].parse(field, input[field]);
-    if (isFieldError(value)) errors.push(value);
-    else values[field] = value;
-  }
-  if (errors.length > 0) throw new ValidationError(errors);
-  return values as Partial<ClientFields>;
+  return parseDeclaredFields(USER_FIELDS, input, mode);
 }
 
 /** What a reader is shown of a user (or of a stored document): its id and its fields, in order. */

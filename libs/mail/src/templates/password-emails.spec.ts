@@ -1,5 +1,5 @@
 import { passwordChangedEmail } from './password-changed.email';
-import { passwordResetEmail } from './password-reset.email';
+import { invitationEmail, passwordResetEmail } from './password-reset.email';
 
 describe('password e-mail templates', () => {
   const hostileAddress = `o'brien+"<b>x</b>"&co@example.com`;
@@ -26,6 +26,23 @@ describe('password e-mail templates', () => {
       expect(email.html).toContain('o&#39;brien+&quot;&lt;b&gt;x&lt;/b&gt;&quot;&amp;co@example.com');
       expect(email.html).not.toContain('<b>');
       expect(email.html).toContain('expires at 2026-05-01 14:30 UTC');
+    });
+  });
+
+  describe('invitationEmail', () => {
+    const link = 'https://accounts.example.com/reset-password?token=abc';
+    const email = invitationEmail({ to: hostileAddress, link, expiresAt: new Date('2026-05-08T14:30:00Z') });
+
+    it('invites the address to choose a password through the link, escaped in HTML', () => {
+      expect(email.template).toBe('invitation');
+      expect(email.subject).toBe('Your Chronicle account');
+      expect(email.text.split('\n')).toContain(link);
+      expect(email.text).toContain(`account ${hostileAddress} for you`);
+      expect(email.text).toContain('expires at 2026-05-08 14:30 UTC');
+      expect(email.html).toContain(
+        '<a href="https://accounts.example.com/reset-password?token=abc">Choose your password</a>',
+      );
+      expect(email.html).not.toContain('<b>');
     });
   });
 

@@ -1,4 +1,4 @@
-import { CustomerRegistered } from '@chronicle/domain';
+import { changedFields, CustomerChanged, CustomerRegistered } from '@chronicle/domain';
 import { RecordedEvent } from '@chronicle/event-store';
 import { DocumentChange } from '../read-store.port';
 import { Projection } from './projection';
@@ -7,17 +7,33 @@ import { Projection } from './projection';
 export const customersProjection: Projection = {
   name: 'customers',
   collection: 'customers',
-  eventTypes: ['CustomerRegistered.v1'],
+  eventTypes: ['CustomerRegistered.v1', 'CustomerChanged.v1'],
   project(event: RecordedEvent): DocumentChange[] {
-    if (event.type !== 'CustomerRegistered.v1') return [];
-    const data = event.data as CustomerRegistered['data'];
-    return [
-      {
-        collection: 'customers',
-        id: data.customerId,
-        position: event.position,
-        set: { id: data.customerId, name: data.name, email: data.email, createdon: data.createdon },
-      },
-    ];
+    switch (event.type) {
+      case 'CustomerRegistered.v1': {
+        const data = event.data as CustomerRegistered['data'];
+        return [
+          {
+            collection: 'customers',
+            id: data.customerId,
+            position: event.position,
+            set: { id: data.customerId, name: data.name, email: data.email, createdon: data.createdon },
+          },
+        ];
+      }
+      case 'CustomerChanged.v1': {
+        const data = event.data as CustomerChanged['data'];
+        return [
+          {
+            collection: 'customers',
+            id: data.customerId,
+            position: event.position,
+            set: changedFields(data.changes),
+          },
+        ];
+      }
+      default:
+        return [];
+    }
   },
 };

@@ -67,6 +67,20 @@ describe('customersProjection', () => {
     ]);
   });
 
+  it('turns CustomerChanged into the changed fields only, whatever else the event holds', () => {
+    const changed = recorded(
+      'CustomerChanged.v1',
+      {
+        customerId: 42,
+        changes: { email: 'sales@acme.example', createdon: 'not a client field' },
+      },
+      11,
+    );
+    expect(customersProjection.project(changed)).toEqual([
+      { collection: 'customers', id: 42, position: position(11, 10), set: { email: 'sales@acme.example' } },
+    ]);
+  });
+
   it.each([...unrelated, userRegistered, patch({ age: 1 })].map((event) => [event.type, event]))(
     'ignores %s',
     (_, event) => {

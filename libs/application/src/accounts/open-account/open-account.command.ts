@@ -1,21 +1,18 @@
 import { Command } from '@nestjs/cqrs';
 import { CommandContext } from '../../shared/command-context';
 
-/** What an account may do: a user's own things, everything (admin), or read the history (auditor). */
-export type AccountKind = 'user' | 'admin' | 'auditor';
-
 export interface OpenAccountResult {
   accountId: string;
   userId: string;
 }
 
+/** Opens an account with its user: by the CLI with a password, by an admin with an invitation. */
 export class OpenAccountCommand extends Command<OpenAccountResult> {
   constructor(
-    readonly email: unknown,
+    /** As sent: `{ email, name, age, roles? }`, parsed by parseNewAccount. */
+    readonly account: Record<string, unknown>,
+    /** The first password; null: none yet, an invitation e-mail links to setting one. */
     readonly password: unknown,
-    readonly name: unknown,
-    readonly age: unknown,
-    readonly kind: AccountKind,
     readonly context: CommandContext,
   ) {
     super();

@@ -1,15 +1,16 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { ChronicleConfig } from '@chronicle/config';
 import {
   accountDecider,
   accountStreamName,
   checkEmail,
   checkPassword,
-  ClientFields,
   FieldError,
   isFieldError,
-  parseClientFields,
-  Role,
+  NewAccount,
+  parseNewAccount,
+  rolesOf,
   userDecider,
   userStreamName,
   ValidationError,
@@ -17,13 +18,7 @@ import {
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { PasswordHasher } from '../../shared/security.ports';
 import { AccountDirectory } from '../account-directory';
-import { AccountKind, OpenAccountCommand, OpenAccountResult } from './open-account.command';
-
-const ROLES_OF: Record<AccountKind, Role[]> = {
-  user: ['user'],
-  admin: ['user', 'admin'],
-  auditor: ['auditor'],
-};
+import { OpenAccountCommand, OpenAccountResult } from './open-account.command';
 
 @CommandHandler(OpenAccountCommand)
 export class OpenAccountHandler implements ICommandHandler<OpenAccountCommand, OpenAccountResult> {
@@ -31,27 +26,18 @@ export class OpenAccountHandler implements ICommandHandler<OpenAccountCommand, O
     private readonly repository: EventSourcedRepository,
     private readonly directory: AccountDirectory,
     private readonly hasher: PasswordHasher,
+    private readonly config: ChronicleConfig,
   ) {}
 
   async execute(command: OpenAccountCommand): Promise<OpenAccountResult> {
-    const email = checkEmail('email', command.email);
-    const errors: FieldError[] = isFieldError(email) ? [email] : [];
-    let fields: ClientFields | undefined;
-    try {
-      fields = parseClientFields({ name: command.name, age: command.age }, 'all');
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      errors.push(...error.errors);
-    }
-    const passwordError = isFieldError(email) ? null : checkPassword('password', command.password, email);
-    if (passwordError) errors.push(passwordError);
-    if (isFieldError(email) || fields === undefined || errors.length > 0) throw new ValidationError(errors);
-
-    const roles: Role[] = ROLES_OF[command.kind];
+    const invited = command.password === null;
+    const { email, fields, roles } = this.parse(command);
     const accountId = randomUUID();
     const userId = randomUUID();
-    const passwordHash = await this.hasher.hash(command.password as string);
-    // Address first: it is the only step that can be refused. A user without an account
+    // Invited: a password no one knows, so the account has none usable until its link is used.
+    const password = invited ? randomBytes(32).toString('base64url') : (command.password as string);
+    const passwordHash = await this.hasher.hash(password);
+    // Address first: it is the only step that can be refused (409). A user without an account
     // (the process died in between) is harmless; an account without its user is not.
     await this.directory.reserveEmail(email, accountId, command.context);
     await this.repository.handle(
@@ -66,6 +52,7 @@ export class OpenAccountHandler implements ICommandHandler<OpenAccountCommand, O
       }),
       command.context,
     );
+    // The invitation is appended with the account, in one write: the saga mails it exactly once.
     await this.repository.handle(
       accountDecider,
       accountStreamName(accountId),
@@ -74,12 +61,33 @@ export class OpenAccountHandler implements ICommandHandler<OpenAccountCommand, O
         accountId,
         userId,
         email,
-        roles,
+        roles: rolesOf(roles),
         passwordHash,
+        ...(invited ? { invitationTtlSeconds: this.config.invitationTtlSeconds } : {}),
         now: now.toISOString(),
       }),
       command.context,
     );
     return { accountId, userId };
+  }
+
+  /** The account's values and its password's, every problem reported at once. */
+  private parse(command: OpenAccountCommand): NewAccount {
+    const errors: FieldError[] = [];
+    let account: NewAccount | undefined;
+    try {
+      account = parseNewAccount(command.account);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      errors.push(...error.errors);
+    }
+    // The policy compares the password with the address: checked once there is an address.
+    const email = checkEmail('email', command.account.email);
+    if (command.password !== null && !isFieldError(email)) {
+      const passwordError = checkPassword('password', command.password, email);
+      if (passwordError) errors.push(passwordError);
+    }
+    if (account === undefined || errors.length > 0) throw new ValidationError(errors);
+    return account;
   }
 }

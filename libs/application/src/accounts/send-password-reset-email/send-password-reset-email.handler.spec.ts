@@ -8,6 +8,7 @@ import { MailMessage } from '@chronicle/mail';
 import { EventSourcedRepository, toNewEvent } from '../../shared/event-sourced-repository';
 import { FixedClock, RecordingMailer } from '../../shared/test-doubles.spec-helper';
 import { AccountDirectory } from '../account-directory';
+import { PasswordLinkMailer } from '../password-link-mailer';
 import { RequestPasswordResetHandler } from '../request-password-reset/request-password-reset.handler';
 import { SendPasswordResetEmailCommand } from './send-password-reset-email.command';
 import { SendPasswordResetEmailHandler } from './send-password-reset-email.handler';
@@ -40,7 +41,11 @@ describe('SendPasswordResetEmailHandler', () => {
       publicBaseUrl: 'https://accounts.example.test',
       resetTokenTtlSeconds: 1800,
     } as ChronicleConfig;
-    handler = new SendPasswordResetEmailHandler(directory, repository, mailer, clock, config);
+    handler = new SendPasswordResetEmailHandler(
+      directory,
+      new PasswordLinkMailer(repository, mailer, clock, config),
+      config,
+    );
   });
   afterEach(async () => {
     await store.close();

@@ -53,7 +53,7 @@ export class SeedCustomersHandler implements ICommandHandler<SeedCustomersComman
     for (let done = 0; done < count;) {
       const size = Math.min(CHUNK, count - done);
       const customers = Array.from({ length: size }, (_, i) => demoCustomer(done + i + 1));
-      const ids = await registerCustomers(
+      const registered = await registerCustomers(
         this.store,
         this.clock,
         this.numbers,
@@ -61,8 +61,8 @@ export class SeedCustomersHandler implements ICommandHandler<SeedCustomersComman
         context,
         CONCURRENCY,
       );
-      firstId ??= ids[0];
-      lastId = ids[ids.length - 1];
+      firstId ??= registered[0].id;
+      lastId = registered[registered.length - 1].id;
       done += size;
       onProgress?.(done);
     }

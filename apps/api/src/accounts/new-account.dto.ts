@@ -1,0 +1,29 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { GRANTABLE_ROLES, NEW_ACCOUNT_FIELDS } from '@chronicle/domain';
+import { declareFields } from '../http/openapi';
+
+/** POST /api/v1/accounts: the declared fields of a new account, and the roles it is given. */
+export class NewAccountDto {
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', enum: [...GRANTABLE_ROLES] },
+    maxItems: 1,
+    uniqueItems: true,
+    description: 'Absent or empty: a user. An auditor holds no other role.',
+  })
+  roles?: string[];
+}
+declareFields(
+  NewAccountDto.prototype,
+  NEW_ACCOUNT_FIELDS,
+  Object.keys(NEW_ACCOUNT_FIELDS) as (keyof typeof NEW_ACCOUNT_FIELDS)[],
+  true,
+);
+
+export class AccountCreatedDto {
+  @ApiProperty({ format: 'uuid' })
+  accountId!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  userId!: string;
+}

@@ -1,0 +1,181 @@
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import {
+  BadRequestException,
+  ConflictException,
+  Injectable,
+  OnApplicationShutdown,
+  UnprocessableEntityException,
+} from '@nestjs/common';
+import { ChronicleConfig } from '@chronicle/config';
+import { IdempotencyStore, KEYS_PER_ACCOUNT } from './idempotency-store';
+
+/** The longest key taken (the IETF httpapi draft leaves it to the server). */
+export const MAX_KEY_LENGTH = 255;
+/** A key: visible ASCII and spaces, optionally sent as a structured-field string ("..."). */
+const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
+/** Headers of a first answer that are replayed with its status and body. */
+const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'vary'] as const;
+/** New keys between two trims of an account's records: the bound is KEYS_PER_ACCOUNT plus this. */
+const TRIM_EVERY = 16;
+const PRUNE_INTERVAL_MS = 60_000;
+
+/** The first answer to a key, as kept (sealed) and replayed. */
+export interface KeptAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** A request that holds its key: finish() keeps its answer, or gives the key up when it failed. */
+export interface HeldKey {
+  finish(status: number, headers: Record<string, unknown>, payload: unknown): Promise<void>;
+}
+
+export type KeyOutcome = { held: HeldKey } | { replay: KeptAnswer };
+
+/** What identifies a request under its key: method, path (no query: credentials travel there) and body. */
+export function requestFingerprint(method: string, url: string, body: unknown): string {
+  const path = url.split('?')[0];
+  return createHash('sha256')
+    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .digest('base64url');
+}
+
+/** The key a header names, or a 400 for one that is empty, too long or not visible ASCII. */
+export function parseIdempotencyKey(header: string): string {
+  const key =
+    header.length >= 2 && header.startsWith('"') && header.endsWith('"') ? header.slice(1, -1) : header;
+  if (!KEY_SHAPE.test(key)) {
+    throw new BadRequestException({
+      type: 'invalid-idempotency-key',
+      title: 'Invalid Idempotency-Key',
+      detail: `An Idempotency-Key is 1 to ${MAX_KEY_LENGTH} visible ASCII characters.`,
+    });
+  }
+  return key;
+}
+
+/**
+ * Idempotency-Key on POST and PATCH (IETF httpapi draft), per account: the first request under a
+ * key runs and its answer is kept (sealed: it may hold an access token) for 24 hours; the same
+ * request again gets that answer and writes nothing; another request under the key is refused
+ * (422), and so is a repeat while the first still runs (409). Per request with a key: one claim
+ * (one keyed write) before, one keyed update after.
+ */
+@Injectable()
+export class IdempotencyKeys implements OnApplicationShutdown {
+  private readonly sealingKey: Buffer;
+  private readonly leaseMs: number;
+  private claims = 0;
+  private pruning: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly store: IdempotencyStore,
+    config: ChronicleConfig,
+    private readonly now: () => number = () => Date.now(),
+  ) {
+    this.sealingKey = Buffer.from(
+      hkdfSync('sha256', config.tokenSecret, '', 'chronicle idempotency answers', 32),
+    );
+    // A request is cut off after REQUEST_TIMEOUT: one still unanswered after twice that has died.
+    this.leaseMs = 2 * config.requestTimeoutSeconds * 1000;
+  }
+
+  async begin(account: string, header: string, fingerprint: string): Promise<KeyOutcome> {
+    const key = createHash('sha256').update(parseIdempotencyKey(header)).digest('base64url');
+    this.startPruning();
+    const owner = randomUUID();
+    const held = await this.store.claim({
+      scope: account,
+      key,
+      fingerprint,
+      owner,
+      now: this.now(),
+      leaseMs: this.leaseMs,
+    });
+    if (held === null) {
+      if (++this.claims % TRIM_EVERY === 0) await this.store.trim(account, KEYS_PER_ACCOUNT);
+      return {
+        held: {
+          finish: (status, headers, payload) => this.finish(account, key, owner, status, headers, payload),
+        },
+      };
+    }
+    if (held.fingerprint !== fingerprint) {
+      throw new UnprocessableEntityException({
+        type: 'idempotency-key-reused',
+        title: 'Idempotency-Key reused',
+        detail: 'This Idempotency-Key was used for another request (method, path or body).',
+      });
+    }
+    if (held.response === null) {
+      throw new ConflictException({
+        type: 'idempotency-key-in-flight',
+        title: 'Idempotency-Key in flight',
+        detail:
+          'The first request with this Idempotency-Key is still running; retry when it has been answered.',
+      });
+    }
+    return { replay: this.unseal(held.response) };
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    if (this.pruning !== null) clearInterval(this.pruning);
+    return this.store.close();
+  }
+
+  private async finish(
+    account: string,
+    key: string,
+    owner: string,
+    status: number,
+    headers: Record<string, unknown>,
+    payload: unknown,
+  ): Promise<void> {
+    // A refused or failed request wrote nothing: its key is given up, and a retry runs again.
+    if (status >= 400) return this.store.release(account, key, owner);
+    const kept: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) {
+      const value = headers[name];
+      if (typeof value === 'string' || typeof value === 'number') kept[name] = String(value);
+    }
+    const body = Buffer.isBuffer(payload) ? payload : Buffer.from(typeof payload === 'string' ? payload : '');
+    await this.store.complete(account, key, owner, this.seal({ status, headers: kept, body }));
+  }
+
+  /** AES-256-GCM under a key derived from TOKEN_SECRET: nothing kept is readable without it. */
+  private seal(answer: KeptAnswer): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.sealingKey, iv);
+    const plain = JSON.stringify({
+      status: answer.status,
+      headers: answer.headers,
+      body: answer.body.toString('base64'),
+    });
+    const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+  }
+
+  private unseal(text: string): KeptAnswer {
+    const bytes = Buffer.from(text, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', this.sealingKey, bytes.subarray(0, 12));
+    decipher.setAuthTag(bytes.subarray(12, 28));
+    const plain = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+    const { status, headers, body } = JSON.parse(plain) as {
+      status: number;
+      headers: Record<string, string>;
+      body: string;
+    };
+    return { status, headers, body: Buffer.from(body, 'base64') };
+  }
+
+  private startPruning(): void {
+    if (this.pruning !== null) return;
+    // A failed prune is retried at the next interval; keys do not depend on it.
+    this.pruning = setInterval(
+      () => void this.store.prune(this.now()).catch(() => undefined),
+      PRUNE_INTERVAL_MS,
+    );
+    this.pruning.unref();
+  }
+}

@@ -1,0 +1,30 @@
+import { Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { ChronicleConfig } from '@chronicle/config';
+import { IdempotencyKeys } from './idempotency-keys';
+import { IdempotencyStore } from './idempotency-store';
+import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { SqliteIdempotencyStore } from './sqlite-idempotency-store';
+
+/** Idempotency-Key on every POST and PATCH, its records shared by every instance (see IdempotencyKeys). */
+@Module({
+  providers: [
+    {
+      provide: IdempotencyStore,
+      useFactory: async (config: ChronicleConfig): Promise<IdempotencyStore> => {
+        if (!config.mongodbUri) return new SqliteIdempotencyStore(config.dataDir);
+        // Loaded only when configured, like every MongoDB adapter.
+        const { MongoIdempotencyStore } = await import('./mongo-idempotency-store');
+        return new MongoIdempotencyStore(config.mongodbUri);
+      },
+      inject: [ChronicleConfig],
+    },
+    {
+      provide: IdempotencyKeys,
+      useFactory: (store: IdempotencyStore, config: ChronicleConfig) => new IdempotencyKeys(store, config),
+      inject: [IdempotencyStore, ChronicleConfig],
+    },
+    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+  ],
+})
+export class IdempotencyModule {}

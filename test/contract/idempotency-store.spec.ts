@@ -1,0 +1,125 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  Claim,
+  IDEMPOTENCY_WINDOW_MS,
+  IdempotencyStore,
+} from '../../apps/api/src/idempotency/idempotency-store';
+import { MongoIdempotencyStore } from '../../apps/api/src/idempotency/mongo-idempotency-store';
+import { SqliteIdempotencyStore } from '../../apps/api/src/idempotency/sqlite-idempotency-store';
+import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
+
+const T = 1_800_000_000_000;
+const LEASE = 60_000;
+const claimOf = (owner: string, fields: Partial<Claim> = {}): Claim => ({
+  scope: 'account-1',
+  key: 'k',
+  fingerprint: 'fp',
+  owner,
+  now: T,
+  leaseMs: LEASE,
+  ...fields,
+});
+
+/** What Idempotency-Key relies on, from either adapter: one holder per key across instances. */
+function contract(name: string, open: () => Promise<{ store: IdempotencyStore; other: IdempotencyStore }>) {
+  describe(`${name} idempotency store`, () => {
+    let store: IdempotencyStore;
+    let other: IdempotencyStore;
+
+    beforeEach(async () => {
+      ({ store, other } = await open());
+    });
+    afterEach(async () => {
+      await store.close();
+      await other.close();
+    });
+
+    it('gives a key to one claim, shows it running to the others, then its answer', async () => {
+      expect(await store.claim(claimOf('a'))).toBeNull();
+      expect(await other.claim(claimOf('b', { fingerprint: 'other' }))).toEqual({
+        fingerprint: 'fp',
+        started: T,
+        response: null,
+      });
+      await other.complete('account-1', 'k', 'b', 'not the holder');
+      await store.complete('account-1', 'k', 'a', 'sealed answer');
+      expect(await other.claim(claimOf('c', { now: T + 1 }))).toEqual({
+        fingerprint: 'fp',
+        started: T,
+        response: 'sealed answer',
+      });
+    });
+
+    it('lets exactly one of many parallel claims on two instances hold the key', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? store : other).claim(claimOf(`o${i}`))),
+      );
+      expect(results.filter((result) => result === null)).toHaveLength(1);
+    });
+
+    it('keeps keys per account', async () => {
+      expect(await store.claim(claimOf('a'))).toBeNull();
+      expect(await other.claim(claimOf('b', { scope: 'account-2' }))).toBeNull();
+    });
+
+    it('frees a released key, an expired answer and a request that outlived its lease', async () => {
+      expect(await store.claim(claimOf('a'))).toBeNull();
+      await store.release('account-1', 'k', 'a');
+      expect(await other.claim(claimOf('b'))).toBeNull();
+      // b died without an answer: after its lease, the key is taken over.
+      expect(await store.claim(claimOf('c', { now: T + LEASE - 1 }))).not.toBeNull();
+      expect(await store.claim(claimOf('c', { now: T + LEASE }))).toBeNull();
+      await store.complete('account-1', 'k', 'c', 'answer');
+      // An answer is kept for the window, then the key is new again.
+      expect(await other.claim(claimOf('d', { now: T + LEASE + IDEMPOTENCY_WINDOW_MS - 1 }))).not.toBeNull();
+      expect(await other.claim(claimOf('d', { now: T + LEASE + IDEMPOTENCY_WINDOW_MS }))).toBeNull();
+      // A release by an attempt that no longer holds the key changes nothing.
+      await store.release('account-1', 'k', 'c');
+      expect(await store.claim(claimOf('e', { now: T + LEASE + IDEMPOTENCY_WINDOW_MS }))).not.toBeNull();
+    });
+
+    it("trims an account's oldest keys beyond a bound, and prunes expired ones", async () => {
+      for (let i = 0; i < 10; i++)
+        expect(await store.claim(claimOf('a', { key: `k${i}`, now: T + i }))).toBeNull();
+      await store.claim(claimOf('a', { scope: 'account-2', key: 'k0', now: T }));
+      await store.trim('account-1', 4);
+      for (let i = 0; i < 10; i++) {
+        const held = await other.claim(claimOf('b', { key: `k${i}`, now: T + 20 }));
+        expect({ i, held: held !== null }).toEqual({ i, held: i >= 6 });
+      }
+      expect(await other.claim(claimOf('b', { scope: 'account-2', key: 'k0', now: T + 20 }))).not.toBeNull();
+      await store.prune(T + IDEMPOTENCY_WINDOW_MS + 15);
+      expect(await other.claim(claimOf('z', { scope: 'account-2', key: 'k0', now: T + 30 }))).toBeNull();
+    });
+  });
+}
+
+contract('SQLite', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'idempotency-'));
+  const store = new SqliteIdempotencyStore(dir);
+  const other = new SqliteIdempotencyStore(dir);
+  const close = store.close.bind(store);
+  store.close = async () => {
+    await close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return Promise.resolve({ store, other });
+});
+
+let mongo: MongoDouble;
+let databases = 0;
+beforeAll(async () => {
+  mongo = await startMongoDouble();
+});
+afterAll(() => mongo.stop());
+
+contract('MongoDB', () => {
+  const uri = new URL(mongo.uri);
+  uri.pathname = `/idempotency${++databases}`;
+  return Promise.resolve({
+    store: new MongoIdempotencyStore(uri.toString()),
+    other: new MongoIdempotencyStore(uri.toString()),
+  });
+});
