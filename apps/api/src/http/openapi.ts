@@ -16,6 +16,7 @@ import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { FieldDeclarations } from '@chronicle/domain';
 import { Problem, PROBLEM_CONTENT_TYPE, toProblem } from './problem-details';
 import { dtoSchemaOf } from './validation';
+import { IDEMPOTENCY_KEY_SCHEMA } from '../idempotency/idempotency-keys';
 
 class FieldErrorDto {
   @ApiProperty({ example: 'age' })
@@ -218,7 +219,7 @@ const IDEMPOTENCY_KEY_PARAMETER = {
     'Up to 255 visible ASCII characters, unique per request of this account. The same request under the ' +
     'same key within 24 hours gets the first answer again and writes nothing more; another request ' +
     'under it is 422 (idempotency-key-reused); a repeat while the first runs is 409 (idempotency-key-in-flight).',
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  schema: IDEMPOTENCY_KEY_SCHEMA,
 };
 
 /**

@@ -13,6 +13,16 @@ import { IdempotencyStore, KEYS_PER_ACCOUNT } from './idempotency-store';
 export const MAX_KEY_LENGTH = 255;
 /** A key: visible ASCII and spaces, optionally sent as a structured-field string ("..."). */
 const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
+/**
+ * The keys the document states, all of them taken: HTTP drops the spaces at a field value's ends,
+ * so a key starts and ends with a visible character.
+ */
+export const IDEMPOTENCY_KEY_SCHEMA = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_KEY_LENGTH,
+  pattern: '^[\\x21-\\x7e](?:[\\x20-\\x7e]*[\\x21-\\x7e])?$',
+} as const;
 /** Headers of a first answer that are replayed with its status and body. */
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'vary'] as const;
 /** New keys between two trims of an account's records: the bound is KEYS_PER_ACCOUNT plus this. */
