@@ -139,6 +139,25 @@ describe('CredentialVerifier.basic', () => {
       );
     });
 
+    it("counts a stranger's failures apart from a client the account logged in from", async () => {
+      expect(await verifier.basic('ada@example.com', 'right password', 'owner')).not.toBeNull();
+      verified.forgetAccount('account-1');
+      for (let i = 0; i < 3; i++)
+        expect(await verifier.basic('ada@example.com', `guess ${i}`, 'stranger')).toBeNull();
+      await expect(verifier.basic('ada@example.com', 'right password', 'newcomer')).rejects.toThrow(
+        TooManyAttemptsError,
+      );
+
+      expect(await verifier.basic('ada@example.com', 'right password', 'owner')).not.toBeNull();
+      verified.forgetAccount('account-1');
+      // The known client has its own allowance at the address, and loses it by its own failures.
+      for (let i = 0; i < 3; i++)
+        expect(await verifier.basic('ada@example.com', `typo ${i}`, 'owner')).toBeNull();
+      await expect(verifier.basic('ada@example.com', 'right password', 'owner')).rejects.toThrow(
+        TooManyAttemptsError,
+      );
+    });
+
     it('checks the client first: a limited client adds no counter for another address', async () => {
       for (let i = 0; i < 5; i++)
         expect(await verifier.basic(`user${i}@example.com`, 'guess', 'client-9')).toBeNull();
