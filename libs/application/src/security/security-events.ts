@@ -29,6 +29,12 @@ export interface SecurityObservation {
 
 /** Distinct keys held for the current minute; past it, requests are counted in one overflow per kind. */
 export const MAX_SECURITY_KEYS = 1000;
+/**
+ * Distinct 429 keys (limited clients) held for the current minute, whatever the addresses: a
+ * limited client stores nothing more than its one event of the minute, and a flood of limited
+ * clients at most this many events a minute and process.
+ */
+export const MAX_RATE_LIMITED_KEYS = 20;
 export const SECURITY_MINUTE_MS = 60_000;
 const MAX_USER_AGENT_CHARS = 200;
 const MAX_ROUTE_CHARS = 300;
@@ -51,6 +57,8 @@ export class SecurityEvents implements BeforeApplicationShutdown {
   private readonly logger = new Logger('SecurityEvents');
   private readonly emailKey: Buffer;
   private pending = new Map<string, Pending>();
+  /** Keys of pending 429 events (one per limited client and route). */
+  private rateLimitedKeys = 0;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -71,7 +79,9 @@ export class SecurityEvents implements BeforeApplicationShutdown {
   /** Counts one request; O(1), never waits, never throws. */
   observe(type: SecurityEventType, observation: SecurityObservation): void {
     const now = this.clock.now().toISOString();
-    const emailHash = observation.email === null ? null : this.emailHashOf(observation.email);
+    // A 429 counts per client, never per address: a limited client naming new addresses adds nothing.
+    const limited = type === 'RateLimited.v1';
+    const emailHash = observation.email === null || limited ? null : this.emailHashOf(observation.email);
     const route = observation.route.slice(0, MAX_ROUTE_CHARS);
     const { token } = observation;
     const key = [
@@ -89,10 +99,14 @@ export class SecurityEvents implements BeforeApplicationShutdown {
       known.data.lastAt = now;
       return;
     }
-    if (this.pending.size >= MAX_SECURITY_KEYS) {
+    if (
+      this.pending.size >= MAX_SECURITY_KEYS ||
+      (limited && this.rateLimitedKeys >= MAX_RATE_LIMITED_KEYS)
+    ) {
       this.overflow(type, route, now);
       return;
     }
+    if (limited) this.rateLimitedKeys++;
     this.pending.set(key, {
       type,
       data: {
@@ -158,6 +172,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     if (this.pending.size === 0) return;
     const entries = [...this.pending.values()];
     this.pending = new Map();
+    this.rateLimitedKeys = 0;
     const now = this.clock.now();
     const context = { actor: SYSTEM_ACTOR, correlationId: `security-${timeOrderedId()}`, auth: SYSTEM_AUTH };
     try {
