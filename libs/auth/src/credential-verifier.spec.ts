@@ -94,6 +94,19 @@ describe('CredentialVerifier.basic', () => {
     expect(hasher.verifications).toBe(1);
   });
 
+  it('checks every spelling of an address with one hash: its case and the spaces around it', async () => {
+    const spellings = ['ada@example.com', 'Ada@Example.COM', ' ada@example.com', 'ADA@EXAMPLE.COM '];
+    const burst = spellings.map((email) => verifier.basic(email, 'right password', 'client-1'));
+    await new Promise((resolve) => setImmediate(resolve));
+    hasher.open();
+
+    expect((await Promise.all(burst)).map((principal) => principal?.accountId)).toEqual(
+      spellings.map(() => 'account-1'),
+    );
+    expect(await verifier.basic('aDa@example.com', 'right password', 'client-2')).not.toBeNull();
+    expect(hasher.verifications).toBe(1);
+  });
+
   it('gives every copy of a wrong guess the same refusal, and other credentials their own hash', async () => {
     const wrong = Array.from({ length: 5 }, () =>
       verifier.basic('ada@example.com', 'wrong password', 'client-1'),
@@ -154,6 +167,35 @@ describe('CredentialVerifier.basic', () => {
       for (let i = 0; i < 3; i++)
         expect(await verifier.basic('ada@example.com', `typo ${i}`, 'owner')).toBeNull();
       await expect(verifier.basic('ada@example.com', 'right password', 'owner')).rejects.toThrow(
+        TooManyAttemptsError,
+      );
+    });
+
+    it('takes a refused attempt back: checks refused while others ran are never charged', async () => {
+      const limits = new AttemptLimits(counters, { now: () => new Date() }, {
+        loginAttemptsPerAccount: 3,
+        loginAttemptsPerClient: 5,
+      } as ChronicleConfig);
+      let open: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const burst = Array.from({ length: 6 }, () =>
+        limits
+          .passwordCheck('client-1', 'ada@example.com', async () => {
+            await gate;
+            return true;
+          })
+          .catch((error: unknown) => error),
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+      open();
+      const results = await Promise.all(burst);
+      expect(results.filter((result) => result === true)).toHaveLength(3);
+      expect(results.filter((result) => result instanceof TooManyAttemptsError)).toHaveLength(3);
+
+      // Nothing failed, so the address keeps its whole allowance.
+      for (let i = 0; i < 3; i++)
+        expect(await limits.passwordCheck('client-2', 'ada@example.com', async () => null)).toBeNull();
+      await expect(limits.passwordCheck('client-2', 'ada@example.com', async () => null)).rejects.toThrow(
         TooManyAttemptsError,
       );
     });

@@ -149,6 +149,9 @@ export class AttemptLimits {
     const key = `${limit.name}:${subject}`;
     const count = await this.counters.add(key, window, expiresAt);
     if (count > limit.max) {
+      // A refused attempt ran no check: taken back, so that only checks that failed remain (the
+      // owner's own attempts, refused while others filled the count, are never charged to it).
+      await this.counters.remove(key, window);
       this.metrics?.rateLimitRejections.inc({ limit: limit.name });
       throw new TooManyAttemptsError(Math.max(1, Math.ceil((expiresAt - now) / 1000)), limit.detail);
     }
