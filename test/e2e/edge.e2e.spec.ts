@@ -194,6 +194,18 @@ describe('the HTTP edge', () => {
       expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400 });
     });
 
+    it.each([
+      ['an unknown route', '/no-such-route/ct2.pathsecret?access_token=ct2.querysecret', 404],
+      ['a reset link that lands on the API', '/reset-password?token=resetsecret', 404],
+      ['a malformed URL', '/users/%ff?access_token=ct2.querysecret', 400],
+    ])('never echoes the URL of %s in its problem details', async (_case, path, status) => {
+      const response = await fetch(`${subject.url}${path}`);
+      expect(response.status).toBe(status);
+      const body = await response.text();
+      expect(body).not.toMatch(/secret|no-such-route|reset-password/);
+      expect(JSON.parse(body)).toMatchObject({ status, detail: expect.any(String) });
+    });
+
     it('answers an unknown route with problem details', async () => {
       const response = await fetch(`${subject.url}/nowhere`);
       expect(response.status).toBe(404);
