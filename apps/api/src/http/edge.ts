@@ -5,8 +5,10 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import cors from '@fastify/cors';
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import helmet from 'helmet';
+import type { Logger } from 'pino';
 import { ChronicleConfig } from '@chronicle/config';
 import { PROBLEM_CONTENT_TYPE, sendProblem, toProblem } from './problem-details';
+import { logRequest, logUnparsedRequest } from './logging';
 import { echoedRequestId, requestIdFor } from './request-id';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -24,7 +26,7 @@ const CONSUMES = 'chronicleConsumes';
 export const Consumes = (...mediaTypes: string[]) => RouteConfig({ [CONSUMES]: mediaTypes });
 
 /** Fastify's options for the edge: limits, timeouts, proxies, and problem details for its own errors. */
-export function edgeOptions(config: ChronicleConfig): FastifyHttpOptions<Server> {
+export function edgeOptions(config: ChronicleConfig, logger: Logger): FastifyHttpOptions<Server> {
   const timeoutMs = config.requestTimeoutSeconds * 1000;
   return {
     bodyLimit: BODY_LIMIT_BYTES,
@@ -38,12 +40,15 @@ export function edgeOptions(config: ChronicleConfig): FastifyHttpOptions<Server>
       headersTimeout: timeoutMs,
       connectionsCheckingInterval: Math.min(1000, timeoutMs),
     },
-    // Errors Fastify raises before routing (a malformed URL, say) leave as problem details too.
+    // Errors Fastify raises before routing (a malformed URL, say) leave as problem details too,
+    // and, as no hook runs for them, write their request line here.
     frameworkErrors: (error, request, reply) => {
       setStandardHeaders(request, reply);
       sendProblem(reply, toProblem(error, request));
+      logRequest(logger, request, reply);
     },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (error: Error & { code?: string }, socket: Socket) =>
+      answerClientError(error, socket, logger),
   };
 }
 
@@ -180,7 +185,7 @@ const CLIENT_ERRORS: Record<string, number> = {
  * What Node's HTTP parser refuses (bad headers, a request that took too long) never reaches
  * Fastify's routing: it is answered here, on the socket, as problem details.
  */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+function answerClientError(error: Error & { code?: string }, socket: Socket, logger: Logger): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
     const status = CLIENT_ERRORS[error.code ?? ''] ?? 400;
@@ -195,12 +200,14 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
             ? 'The request headers are too large.'
             : 'The request is not valid HTTP.',
     });
+    const id = randomUUID();
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${randomUUID()}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n` +
+        `X-Request-Id: ${id}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n` +
         `Connection: close\r\n\r\n${body}`,
     );
+    logUnparsedRequest(logger, id, socket.remoteAddress ?? null, status);
   }
   socket.destroy(error);
 }
