@@ -29,6 +29,7 @@ export * from './accounts/reset-token';
 export * from './accounts/request-password-reset/request-password-reset.command';
 export * from './accounts/complete-password-reset/complete-password-reset.command';
 export * from './accounts/change-password/change-password.command';
+export * from './accounts/rehash-password/rehash-password.command';
 export * from './sagas/password.saga';
 export * from './sagas/saga-processor';
 export * from './sagas/sagas.module';

@@ -6,8 +6,11 @@ import {
   AccountDirectory,
   AttemptLimits,
   PasswordHasher,
+  PasswordMatch,
+  RehashPasswordCommand,
   TooManyAttemptsError,
 } from '@chronicle/application';
+import { CommandBus } from '@nestjs/cqrs';
 import { ChronicleConfig } from '@chronicle/config';
 import type { Account } from '@chronicle/domain';
 import { AccountSessions } from './account-sessions';
@@ -17,12 +20,15 @@ import { VerifiedCredentials } from './verified-credentials';
 
 class SlowHasher {
   verifications = 0;
+  /** Hashes made before passwords were prepared: they match, but ask to be replaced. */
+  legacy = new Set<string>();
   private release: () => void = () => undefined;
   private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
 
-  async verify(hash: string, password: string): Promise<boolean> {
+  async verify(hash: string, password: string): Promise<PasswordMatch> {
     this.verifications++;
     await this.gate;
+    if (this.legacy.has(hash) && hash === `legacy:${password}`) return 'rehash';
     return hash === `hash:${password}`;
   }
 
@@ -51,6 +57,7 @@ describe('CredentialVerifier.basic', () => {
   let dataDir: string;
   let counters: SqliteAttemptCounters;
   let verified: VerifiedCredentials;
+  let executed: unknown[];
 
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'credential-verifier-'));
@@ -61,6 +68,8 @@ describe('CredentialVerifier.basic', () => {
     } as unknown as AccountDirectory;
     const clock = { now: () => new Date() };
     verified = new VerifiedCredentials({ tokenSecret: Buffer.alloc(32, 7) } as ChronicleConfig, clock);
+    executed = [];
+    const commands = { execute: (command: unknown) => Promise.resolve(void executed.push(command)) };
     verifier = new CredentialVerifier(
       {} as AccessTokenCodec,
       {} as AccountSessions,
@@ -71,6 +80,7 @@ describe('CredentialVerifier.basic', () => {
         loginAttemptsPerAccount: 3,
         loginAttemptsPerClient: 5,
       } as ChronicleConfig),
+      commands as unknown as CommandBus,
     );
   });
   afterEach(async () => {
@@ -105,6 +115,30 @@ describe('CredentialVerifier.basic', () => {
     );
     expect(await verifier.basic('aDa@example.com', 'right password', 'client-2')).not.toBeNull();
     expect(hasher.verifications).toBe(1);
+  });
+
+  it('replaces a hash of the password as sent before preparing at a successful login', async () => {
+    hasher.open();
+    hasher.legacy.add('legacy:old spelling');
+    Object.assign(account, { passwordHash: 'legacy:old spelling' });
+    try {
+      expect(await verifier.basic('ada@example.com', 'old spelling', 'client-1')).toMatchObject({
+        accountId: 'account-1',
+      });
+    } finally {
+      Object.assign(account, { passwordHash: 'hash:right password' });
+    }
+    expect(executed).toEqual([
+      expect.objectContaining({
+        accountId: 'account-1',
+        password: 'old spelling',
+        verifiedPasswordHash: 'legacy:old spelling',
+      }),
+    ]);
+    expect(executed[0]).toBeInstanceOf(RehashPasswordCommand);
+    // A login that matched the prepared hash replaces nothing.
+    expect(await verifier.basic('ada@example.com', 'right password', 'client-1')).not.toBeNull();
+    expect(executed).toHaveLength(1);
   });
 
   it('gives every copy of a wrong guess the same refusal, and other credentials their own hash', async () => {

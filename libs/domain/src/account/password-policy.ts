@@ -23,11 +23,26 @@ function loadCommonPasswords(): ReadonlySet<string> {
 }
 
 /**
+ * RFC 8265's OpaqueString profile, as every password is hashed and checked: non-ASCII spaces
+ * become U+0020, then NFC. A password typed on any system (NFC on most, NFD on some) is then one
+ * password, as `WWW-Authenticate: Basic charset="UTF-8"` promises (RFC 7617).
+ */
+export function preparePassword(password: string): string {
+  return password.replace(/\p{Zs}/gu, ' ').normalize('NFC');
+}
+
+/** RFC 8265's FreeformClass refuses control characters. */
+const CONTROL = /\p{Cc}/u;
+
+/**
  * NIST SP 800-63B: length is what counts, no composition rules; the address itself is refused.
  * Length is counted in code points so that any Unicode character counts once.
  */
-export function checkPassword(field: string, password: unknown, email: string): FieldError | null {
-  if (typeof password !== 'string') return { field, message: 'must be a string' };
+export function checkPassword(field: string, raw: unknown, email: string): FieldError | null {
+  if (typeof raw !== 'string') return { field, message: 'must be a string' };
+  // Judged as it is hashed.
+  const password = preparePassword(raw);
+  if (CONTROL.test(password)) return { field, message: 'must not contain control characters' };
   const length = [...password].length;
   if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) {
     return { field, message: `must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long` };
