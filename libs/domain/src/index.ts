@@ -1,6 +1,7 @@
 export * from './shared/domain-error';
 export * from './shared/event';
 export * from './shared/values';
+export * from './shared/text';
 export * from './user/user.fields';
 export * from './user/user.events';
 export * from './user/user.aggregate';
