@@ -5,6 +5,7 @@ export * from './shared/command-context';
 export * from './shared/event-sourced-repository';
 export * from './shared/principal';
 export * from './shared/time-ordered-id';
+export * from './shared/rfc-3339';
 export * from './shared/security.ports';
 export * from './accounts/account-directory';
 export * from './shared/attempt-limits';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { NotFoundException } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import cors from '@fastify/cors';
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -64,6 +65,18 @@ const docsHeaders = helmetHeaders({
   contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
 });
 const DOCS_PREFIX = '/docs';
+/**
+ * The files of swagger-ui-dist that the docs page loads (Nest's page, its init script and the
+ * document are routes of their own). Nest serves the package's whole folder under /docs/*: its
+ * package.json, README, source maps and the rest are no one's business.
+ */
+const DOCS_ASSETS = new Set([
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'favicon-32x32.png',
+  'favicon-16x16.png',
+]);
 
 /**
  * The headers helmet sets for a configuration. They depend on nothing in the request, so they are
@@ -90,6 +103,14 @@ function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void 
 export async function installEdge(fastify: FastifyInstance, config: ChronicleConfig): Promise<void> {
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     setStandardHeaders(request, reply);
+    if (request.routeOptions.url === `${DOCS_PREFIX}/*`) {
+      // The static files' route: its parameter is the file's path, percent-decoded.
+      const file = (request.params as Record<string, string | undefined>)['*'] ?? '';
+      if (!DOCS_ASSETS.has(file)) {
+        sendProblem(reply, toProblem(new NotFoundException(), request));
+        return;
+      }
+    }
     done();
   });
   if (config.corsOrigins !== null) {

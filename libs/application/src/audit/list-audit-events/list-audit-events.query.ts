@@ -1,20 +1,16 @@
 import { Query } from '@nestjs/cqrs';
 import { Position } from '@chronicle/event-store';
+import { parseRfc3339 } from '../../shared/rfc-3339';
 import { AuditRecord } from '../audit-record';
 
 export const DEFAULT_AUDIT_LIMIT = 100;
 
-/** An RFC 3339 time, as `since` and `until` take it. */
-export const RFC_3339 = /^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d{1,9})?([Zz]|[+-]\d\d:\d\d)$/;
-
 /**
  * An RFC 3339 time as the store keeps recorded times (UTC with milliseconds), or null when it is
- * none: not of the form, or no calendar's (month 13).
+ * none (parseRfc3339).
  */
 export function auditTime(text: string): string | null {
-  if (!RFC_3339.test(text)) return null;
-  const time = Date.parse(text);
-  return Number.isNaN(time) ? null : new Date(time).toISOString();
+  return parseRfc3339(text)?.toISOString() ?? null;
 }
 export const MAX_AUDIT_LIMIT = 1000;
 

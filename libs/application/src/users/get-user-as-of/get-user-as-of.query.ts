@@ -1,13 +1,13 @@
 import { Query } from '@nestjs/cqrs';
 import { parsePosition, Position } from '@chronicle/event-store';
 import { UserDocument } from '@chronicle/read-models';
+import { parseRfc3339, RFC_3339 } from '../../shared/rfc-3339';
 
 /** A moment in the history: a time, or a position in the global log (inclusive). */
 export type AsOf = { at: Date } | { position: Position };
 
 /** RFC 3339 date-time (an offset is required), or a position such as 42 or 42:40. */
-export const AS_OF_PATTERN =
-  /^(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d{1,9})?([Zz]|[+-]\d\d:\d\d)|\d{1,20}(:\d{1,20})?)$/;
+export const AS_OF_PATTERN = new RegExp(`^(${RFC_3339.source.slice(1, -1)}|\\d{1,20}(:\\d{1,20})?)$`);
 
 /** `asOf` as sent (API and CLI alike): a time or a position, or null when it is neither. */
 export function parseAsOf(text: string): AsOf | null {
@@ -16,16 +16,8 @@ export function parseAsOf(text: string): AsOf | null {
     const position = parsePosition(text);
     return position === null ? null : { position };
   }
-  const at = new Date(text);
-  // Date accepts 2026-02-30 as March 2nd: the day must survive the round trip (UTC or not).
-  const [, year, month, day] = /^(\d{4})-(\d\d)-(\d\d)/.exec(text)!;
-  const local = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
-  const valid =
-    !Number.isNaN(at.getTime()) &&
-    local.getUTCFullYear() === Number(year) &&
-    local.getUTCMonth() === Number(month) - 1 &&
-    local.getUTCDate() === Number(day);
-  return valid ? { at } : null;
+  const at = parseRfc3339(text);
+  return at === null ? null : { at };
 }
 
 /**
