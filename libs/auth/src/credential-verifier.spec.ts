@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   AccessTokenCodec,
   AccountDirectory,
+  addressHasher,
   AttemptLimits,
   PasswordHasher,
   PasswordMatch,
@@ -79,6 +81,7 @@ describe('CredentialVerifier.basic', () => {
       new AttemptLimits(counters, clock, {
         loginAttemptsPerAccount: 3,
         loginAttemptsPerClient: 5,
+        tokenSecret: Buffer.alloc(32, 7),
       } as ChronicleConfig),
       commands as unknown as CommandBus,
     );
@@ -209,6 +212,7 @@ describe('CredentialVerifier.basic', () => {
       const limits = new AttemptLimits(counters, { now: () => new Date() }, {
         loginAttemptsPerAccount: 3,
         loginAttemptsPerClient: 5,
+        tokenSecret: Buffer.alloc(32, 7),
       } as ChronicleConfig);
       let open: () => void = () => undefined;
       const gate = new Promise<void>((resolve) => (open = resolve));
@@ -232,6 +236,20 @@ describe('CredentialVerifier.basic', () => {
       await expect(limits.passwordCheck('client-2', 'ada@example.com', async () => null)).rejects.toThrow(
         TooManyAttemptsError,
       );
+    });
+
+    it('keys the counters by a keyed hash of the address, never a plain one', async () => {
+      expect(await verifier.basic('Ada@Example.com', 'a wrong guess', 'client-1')).toBeNull();
+      const keys = (
+        counters as unknown as { db: { prepare(sql: string): { all(): Array<{ key: string }> } } }
+      ).db
+        .prepare('SELECT key FROM attempts')
+        .all()
+        .map(({ key }) => key);
+      expect(keys).toContain(
+        `login-account:${addressHasher(Buffer.alloc(32, 7), 'attempt-limits')('ada@example.com')}`,
+      );
+      expect(keys.join()).not.toContain(createHash('sha256').update('ada@example.com').digest('hex'));
     });
 
     it('checks the client first: a limited client adds no counter for another address', async () => {

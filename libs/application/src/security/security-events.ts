@@ -1,14 +1,13 @@
-import { createHmac } from 'node:crypto';
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
 import {
   AccessTokenRejectedData,
-  normaliseEmail,
   SecurityEventData,
   SecurityEventType,
   securityStreamName,
 } from '@chronicle/domain';
 import { EventStore } from '@chronicle/event-store';
+import { addressHasher } from '../shared/address-hash';
 import { Clock } from '../shared/clock';
 import { SYSTEM_ACTOR, SYSTEM_AUTH } from '../shared/command-context';
 import { toNewEvent } from '../shared/event-sourced-repository';
@@ -55,7 +54,8 @@ interface Pending {
 @Injectable()
 export class SecurityEvents implements BeforeApplicationShutdown {
   private readonly logger = new Logger('SecurityEvents');
-  private readonly emailKey: Buffer;
+  /** Keyed hash of a normalised address: the same for the same address, and only the server can compute it. */
+  readonly emailHashOf: (email: string) => string;
   private pending = new Map<string, Pending>();
   /** Keys of pending 429 events (one per limited client and route). */
   private rateLimitedKeys = 0;
@@ -67,13 +67,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     private readonly clock: Clock,
     config: ChronicleConfig,
   ) {
-    // A key of its own, derived from the server secret: the hashes are no use for anything else.
-    this.emailKey = createHmac('sha256', config.tokenSecret).update('chronicle:security-email-hash').digest();
-  }
-
-  /** Keyed hash of a normalised address: the same for the same address, and only the server can compute it. */
-  emailHashOf(email: string): string {
-    return createHmac('sha256', this.emailKey).update(normaliseEmail(email)).digest('hex');
+    this.emailHashOf = addressHasher(config.tokenSecret, 'security-email-hash');
   }
 
   /** Counts one request; O(1), never waits, never throws. */
