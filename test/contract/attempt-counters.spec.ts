@@ -48,6 +48,18 @@ function contract(name: string, open: () => Promise<{ counters: AttemptCounters;
       await other.remove('unknown', 10);
       expect(await counters.add('k', 10, end(10))).toBe(1);
     });
+
+    it('keep a mark until it expires, for every instance, and move its expiry when marked again', async () => {
+      expect(await counters.marked('login-known:a', end(10))).toBe(false);
+      await counters.mark('login-known:a', end(12));
+      expect(await other.marked('login-known:a', end(10))).toBe(true);
+      expect(await other.marked('login-known:b', end(10))).toBe(false);
+      expect(await other.marked('login-known:a', end(13))).toBe(false);
+      await other.mark('login-known:a', end(20));
+      expect(await counters.marked('login-known:a', end(13))).toBe(true);
+      // A mark is no counter: counting the same key starts from one.
+      expect(await counters.add('login-known:a', 10, end(10))).toBe(1);
+    });
   });
 }
 

@@ -1,7 +1,11 @@
 import { execFile } from 'node:child_process';
 import { get } from 'node:http';
 import { promisify } from 'node:util';
-import { Clock } from '@chronicle/application';
+import * as argon2 from 'argon2';
+import { Clock, SYSTEM_ACTOR, SYSTEM_AUTH, toNewEvent } from '@chronicle/application';
+import { accountStreamName } from '@chronicle/domain';
+import { EventStore } from '@chronicle/event-store';
+import { ARGON2_OPTIONS } from '../../libs/auth/src/argon2-password-hasher';
 import { basic, issueToken, rawRequest, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -33,6 +37,44 @@ describe('authentication', () => {
   it('accepts the e-mail address in any case', async () => {
     const shouted = { email: account.email.toUpperCase(), password: account.password };
     expect((await customers({ authorization: basic(shouted) })).status).toBe(200);
+  });
+
+  // "café" with a precomposed é (NFC), and with e + combining acute (NFD), as some systems type it.
+  const NFC = 'caf\u00e9 au lait, s\u2019il vous pla\u00eet';
+  const NFD = NFC.normalize('NFD');
+
+  it('takes a password in any Unicode normalisation form (RFC 8265 OpaqueString)', async () => {
+    const typed = await subject.createAccount({ password: NFC });
+    expect((await customers({ authorization: basic({ email: typed.email, password: NFD }) })).status).toBe(
+      200,
+    );
+    expect((await customers({ authorization: basic({ email: typed.email, password: NFC }) })).status).toBe(
+      200,
+    );
+  });
+
+  it('still takes a password hashed as sent before passwords were prepared, and rehashes it', async () => {
+    const old = await subject.createAccount();
+    const store = subject.app.get(EventStore);
+    const stream = accountStreamName(old.accountId);
+    // How an older build stored a password sent in NFD: hashed as sent.
+    const change = {
+      type: 'PasswordChanged.v1' as const,
+      data: {
+        accountId: old.accountId,
+        passwordHash: await argon2.hash(NFD, ARGON2_OPTIONS),
+        changedAt: new Date().toISOString(),
+        credentialsVersion: 1,
+      },
+    };
+    const context = { actor: SYSTEM_ACTOR, correlationId: 'legacy-hash', auth: SYSTEM_AUTH };
+    await store.append(stream, [toNewEvent(change, context, new Date())], 'any');
+
+    expect((await customers({ authorization: basic({ email: old.email, password: NFD }) })).status).toBe(200);
+    const types = (await store.readStream(stream)).map((event) => event.type);
+    expect(types.at(-1)).toBe('PasswordRehashed.v1');
+    // Now hashed as prepared: the other spelling works too, and no token was revoked by it.
+    expect((await customers({ authorization: basic({ email: old.email, password: NFC }) })).status).toBe(200);
   });
 
   /** The URL with the account's credentials as user-info: `http://user:password@host/path`. */

@@ -194,6 +194,18 @@ describe('the HTTP edge', () => {
       expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400 });
     });
 
+    it.each([
+      ['an unknown route', '/no-such-route/ct2.pathsecret?access_token=ct2.querysecret', 404],
+      ['a reset link that lands on the API', '/reset-password?token=resetsecret', 404],
+      ['a malformed URL', '/users/%ff?access_token=ct2.querysecret', 400],
+    ])('never echoes the URL of %s in its problem details', async (_case, path, status) => {
+      const response = await fetch(`${subject.url}${path}`);
+      expect(response.status).toBe(status);
+      const body = await response.text();
+      expect(body).not.toMatch(/secret|no-such-route|reset-password/);
+      expect(JSON.parse(body)).toMatchObject({ status, detail: expect.any(String) });
+    });
+
     it('answers an unknown route with problem details', async () => {
       const response = await fetch(`${subject.url}/nowhere`);
       expect(response.status).toBe(404);
@@ -295,6 +307,33 @@ describe('the HTTP edge', () => {
     });
   });
 
+  describe('/docs', () => {
+    it.each([
+      '',
+      '/',
+      '/json',
+      '/swagger-ui-init.js',
+      '/swagger-ui.css',
+      '/swagger-ui-bundle.js',
+      '/favicon-16x16.png',
+    ])('serves what the page needs: /docs%s', async (path) => {
+      expect((await fetch(`${subject.url}/docs${path}`)).status).toBe(200);
+    });
+
+    it.each([
+      '/package.json',
+      '/README.md',
+      '/swagger-ui.js.map',
+      '/%70ackage.json',
+      '/index.js',
+      '/oauth2-redirect.html',
+    ])('serves nothing else of the package: /docs%s', async (path) => {
+      const response = await fetch(`${subject.url}/docs${path}`);
+      expect(response.status).toBe(404);
+      expect(response.headers.get('content-type')).toMatch(PROBLEM);
+    });
+  });
+
   it('answers the same request identically whatever the order of its parameters', async () => {
     const page = async (query: string) => {
       const response = await customers(query, { authorization: `Bearer ${token}` });
@@ -322,6 +361,27 @@ describe('the HTTP edge, configured', () => {
       const answer = await rawExchange(subject.url, 'GET /customers HTTP/1.1\r\nHost: x\r\n', true);
       expect(statusOf(answer)).toBe(408);
       expect(answer).toMatch(/Content-Type: application\/problem\+json/i);
+    } finally {
+      await subject.destroy();
+    }
+  });
+
+  it('closes a connection that never sends a byte after REQUEST_TIMEOUT, and keeps an idle kept-alive one', async () => {
+    const subject = await startTestApp({ env: { REQUEST_TIMEOUT: '1' } });
+    try {
+      const { hostname, port } = new URL(subject.url);
+      const opened = Date.now();
+      // Read, as a client must to see the server close (a paused socket never sees the end).
+      const silent = rawExchange(subject.url, '', true);
+      const kept = connect(Number(port), hostname, () =>
+        kept.write('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n'),
+      );
+      kept.resume();
+      expect(statusOf(await silent)).toBe(408);
+      expect(Date.now() - opened).toBeLessThan(5_000);
+      // Answered and idle as long: the keep-alive timeout, not the request's, decides when it goes.
+      expect(kept.destroyed).toBe(false);
+      kept.destroy();
     } finally {
       await subject.destroy();
     }

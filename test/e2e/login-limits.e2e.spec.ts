@@ -1,6 +1,6 @@
 import { Api, startApi, stopRunning } from '../support/app-process';
 import { createAccountWithCli, startSharedDoubles } from './support/api-process';
-import { basic, newDataDir, startTestApp, TestApp } from './support/test-app';
+import { basic, issueToken, newDataDir, startTestApp, TestApp } from './support/test-app';
 
 interface Answer {
   status: number;
@@ -78,27 +78,60 @@ describe('failed-login limits', () => {
     expect(shape(sequences[0][3].body)).toMatchObject({ status: 429, type: 'too-many-requests' });
   });
 
-  it('count a wrong old password in a change as a failed check', async () => {
+  const change = (
+    client: string,
+    authorization: string,
+    passwords: { old: string; new?: string },
+  ): Promise<Answer> =>
+    fetch(`${subject.url}/api/v1/account/password`, {
+      method: 'PUT',
+      headers: { authorization, 'content-type': 'application/json', 'x-forwarded-for': client },
+      body: JSON.stringify({ new: 'a new long passphrase', ...passwords }),
+    }).then(answer);
+
+  it("never let a stranger's guesses stand between the owner and a change of its password", async () => {
+    const account = await subject.createAccount();
+    const owner = newClient();
+    const token = await fetch(`${subject.url}/api/v1/account/tokens`, {
+      method: 'POST',
+      headers: { authorization: basic(account), 'x-forwarded-for': owner },
+    }).then(async (response) => ((await response.json()) as { access_token: string }).access_token);
+    const stranger = newClient();
+    const guesses: number[] = [];
+    for (let i = 0; i < 4; i++)
+      guesses.push((await login(subject.url, stranger, { ...account, password: `guess ${i}` })).status);
+    expect(guesses).toEqual([401, 401, 401, 429]);
+
+    // The owner's token and right old password change it.
+    const changed = await change(owner, `Bearer ${token}`, {
+      old: account.password,
+      new: 'renewed passphrase 1',
+    });
+    expect(changed.status).toBe(204);
+    const renewed = { ...account, password: 'renewed passphrase 1' };
+    // A new address is refused like the stranger's: the address is under attack.
+    expect((await login(subject.url, newClient(), renewed)).status).toBe(429);
+    // The address the owner logged in from is not: Basic alone changes it again.
+    expect(
+      (await change(owner, basic(renewed), { old: renewed.password, new: 'renewed passphrase 2' })).status,
+    ).toBe(204);
+  });
+
+  it("count a wrong old password against the account's own limit, which only its holder can reach", async () => {
     const account = await subject.createAccount();
     const client = newClient();
-    const change = (old: string) =>
-      fetch(`${subject.url}/api/v1/account/password`, {
-        method: 'PUT',
-        headers: {
-          authorization: basic(account),
-          'content-type': 'application/json',
-          'x-forwarded-for': client,
-        },
-        body: JSON.stringify({ old, new: 'a new long passphrase' }),
-      }).then(answer);
+    const token = `Bearer ${await issueToken(subject.url, account)}`;
 
-    expect((await change('wrong old 1')).status).toBe(400);
-    expect((await change('wrong old 2')).status).toBe(400);
-    expect((await login(subject.url, newClient(), { ...account, password: 'a third guess' })).status).toBe(
-      401,
-    );
+    expect((await change(client, token, { old: 'wrong old 1' })).status).toBe(400);
+    expect((await change(client, token, { old: 'wrong old 2' })).status).toBe(400);
+    // A stranger's guesses at the address count nowhere near the change.
+    for (let i = 0; i < 4; i++) await login(subject.url, newClient(), { ...account, password: `guess ${i}` });
+    expect((await change(client, token, { old: 'wrong old 3' })).status).toBe(400);
 
-    expect((await change(account.password)).status).toBe(429);
+    // The holder's own failures do.
+    const limited = await change(client, token, { old: account.password });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.retryAfter)).toBeGreaterThan(0);
   });
 
   it('refuse a client after its failures on any addresses, before counting anything for a new address', async () => {

@@ -174,6 +174,16 @@ describe('PATCH /users/{userId}', () => {
     expect((await patch(owner.userId, { age: 63 }, { ifMatch: 'W/"1"' })).status).toBe(412);
   });
 
+  it('compares If-Match strongly, character by character: "07" is not "7"', async () => {
+    const { etag } = await current(owner);
+    const padded = etag!.replace('"', '"0');
+    expect((await patch(owner.userId, { age: 64 }, { ifMatch: padded })).status).toBe(412);
+    expect((await patch(owner.userId, { age: 64 }, { ifMatch: `"${etag!.slice(1, -1)}.0"` })).status).toBe(
+      412,
+    );
+    expect((await patch(owner.userId, { age: 64 }, { ifMatch: etag! })).status).toBe(200);
+  });
+
   it('answers 403 to a non-admin patching another user, and lets an admin', async () => {
     expect((await patch(other.userId, { age: 41 }, { as: owner })).status).toBe(403);
     const response = await patch(other.userId, { age: 41 }, { as: admin });

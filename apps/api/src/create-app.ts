@@ -17,9 +17,9 @@ import { traceRequests } from './http/request-tracing';
 
 /** Builds the HTTP application (not yet listening): used by main.ts and by the e2e tests. */
 export async function createApp(config: ChronicleConfig): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter(edgeOptions(config));
-  const fastify = adapter.getInstance();
   const logger = createLogger(config);
+  const adapter = new FastifyAdapter(edgeOptions(config, logger));
+  const fastify = adapter.getInstance();
   // The process's one registry: process metrics only when something will scrape them.
   const metrics = new ChronicleMetrics({ processMetrics: config.metricsPort !== 0 });
   logRequests(fastify, logger);

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AttemptLimits } from './shared/attempt-limits';
 import { ChangePasswordHandler } from './accounts/change-password/change-password.handler';
+import { RehashPasswordHandler } from './accounts/rehash-password/rehash-password.handler';
 import { CompletePasswordResetHandler } from './accounts/complete-password-reset/complete-password-reset.handler';
 import { RequestPasswordResetHandler } from './accounts/request-password-reset/request-password-reset.handler';
 import { IssueAccessTokenHandler } from './accounts/issue-access-token/issue-access-token.handler';
@@ -35,6 +36,7 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     RequestPasswordResetHandler,
     CompletePasswordResetHandler,
     ChangePasswordHandler,
+    RehashPasswordHandler,
     RegisterCustomerHandler,
     ChangeCustomerHandler,
     // Folded from the stream by the repository, not read from the read models.

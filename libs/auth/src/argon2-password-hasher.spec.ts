@@ -1,4 +1,5 @@
-import { Argon2PasswordHasher } from './argon2-password-hasher';
+import * as argon2 from 'argon2';
+import { ARGON2_OPTIONS, Argon2PasswordHasher } from './argon2-password-hasher';
 
 /** The hash of a real account, with the cost every stored hash has (ARGON2_OPTIONS). */
 const ARGON2ID_HASH = /^\$argon2id\$v=19\$m=19456,p=1,t=2\$/;
@@ -11,6 +12,24 @@ describe('Argon2PasswordHasher', () => {
     expect(hash).toMatch(ARGON2ID_HASH);
     expect(await hasher.verify(hash, 'correct horse battery')).toBe(true);
     expect(await hasher.verify(hash, 'correct horse batterY')).toBe(false);
+  });
+
+  // "café" with a precomposed é (NFC) and with e + combining acute (NFD), and a no-break space.
+  const NFC = 'caf\u00e9 au lait';
+  const NFD = 'cafe\u0301 au lait';
+  const SPACED = 'caf\u00e9\u00a0au lait';
+
+  it('prepares passwords (RFC 8265 OpaqueString): each spelling of one password verifies', async () => {
+    const hash = await hasher.hash(NFD);
+    for (const spelling of [NFC, NFD, SPACED]) expect(await hasher.verify(hash, spelling)).toBe(true);
+    expect(await argon2.verify(hash, NFC)).toBe(true);
+  });
+
+  it('still verifies a hash of a password as sent before preparing, and asks for it to be replaced', async () => {
+    const legacy = await argon2.hash(NFD, ARGON2_OPTIONS);
+    expect(await hasher.verify(legacy, NFD)).toBe('rehash');
+    expect(await hasher.verify(legacy, NFC)).toBe(false);
+    expect(await hasher.verify(legacy, 'cafe\u0301 au laiT')).toBe(false);
   });
 
   it('answers false, not an error, for a stored hash it cannot read', async () => {

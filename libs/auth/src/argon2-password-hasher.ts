@@ -1,6 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import * as argon2 from 'argon2';
-import { PasswordHasher } from '@chronicle/application';
+import { PasswordHasher, PasswordMatch } from '@chronicle/application';
+import { preparePassword } from '@chronicle/domain';
 
 /** OWASP's Argon2id baseline: 19 MiB of memory, 2 iterations, 1 lane. */
 export const ARGON2_OPTIONS = {
@@ -20,10 +21,20 @@ export class Argon2PasswordHasher extends PasswordHasher implements OnModuleInit
   }
 
   hash(password: string): Promise<string> {
-    return argon2.hash(password, ARGON2_OPTIONS);
+    return argon2.hash(preparePassword(password), ARGON2_OPTIONS);
   }
 
-  async verify(hash: string, password: string): Promise<boolean> {
+  /**
+   * The password as prepared; failing that, for a password that preparing changes, as sent, which
+   * is how hashes made before passwords were prepared hold it ('rehash').
+   */
+  async verify(hash: string, password: string): Promise<PasswordMatch> {
+    const prepared = preparePassword(password);
+    if (await this.matches(hash, prepared)) return true;
+    return prepared !== password && (await this.matches(hash, password)) ? 'rehash' : false;
+  }
+
+  private async matches(hash: string, password: string): Promise<boolean> {
     try {
       return await argon2.verify(hash, password);
     } catch {

@@ -1,10 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import {
   AccessTokenCodec,
   AccountDirectory,
   AttemptLimits,
   PasswordHasher,
   Principal,
+  RehashPasswordCommand,
+  timeOrderedId,
 } from '@chronicle/application';
 import { AccountSessions } from './account-sessions';
 import { TokenRejection } from './token-rejection';
@@ -19,6 +22,7 @@ export class CredentialVerifier {
    * hash, not one per request, and neither does anyone replaying one guess in parallel.
    */
   private readonly basicChecks = new Map<string, Promise<Principal | null>>();
+  private readonly logger = new Logger('CredentialVerifier');
 
   constructor(
     private readonly codec: AccessTokenCodec,
@@ -27,6 +31,7 @@ export class CredentialVerifier {
     private readonly hasher: PasswordHasher,
     private readonly verified: VerifiedCredentials,
     private readonly limits: AttemptLimits,
+    private readonly commands: CommandBus,
   ) {}
 
   /** A signed, unexpired, unrevoked access token's principal, or why it is refused. */
@@ -69,7 +74,9 @@ export class CredentialVerifier {
       await this.hasher.verifyDummy(password);
       return null;
     }
-    if (!(await this.hasher.verify(account.passwordHash, password))) return null;
+    const match = await this.hasher.verify(account.passwordHash, password);
+    if (!match) return null;
+    if (match === 'rehash') await this.rehash(account.id, password, account.passwordHash);
     const principal: Principal = {
       accountId: account.id,
       userId: account.userId,
@@ -79,5 +86,24 @@ export class CredentialVerifier {
     };
     this.verified.remember(key, generation, principal);
     return principal;
+  }
+
+  /** Replaces a hash of the password as sent by one of it as prepared; a login never fails for it. */
+  private async rehash(accountId: string, password: string, verifiedPasswordHash: string): Promise<void> {
+    const context = {
+      actor: accountId,
+      correlationId: `rehash-${timeOrderedId()}`,
+      auth: { method: 'basic' as const, tokenId: null },
+    };
+    try {
+      await this.commands.execute(
+        new RehashPasswordCommand(accountId, password, verifiedPasswordHash, context),
+      );
+    } catch (error) {
+      this.logger.warn(
+        { err: error, accountId },
+        'Could not replace a password hash made before passwords were prepared',
+      );
+    }
   }
 }

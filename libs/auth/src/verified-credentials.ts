@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock, Principal } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
+import { normaliseEmail, preparePassword } from '@chronicle/domain';
 
 /** How long a verified e-mail and password stand in for an Argon2id check. */
 export const VERIFIED_CREDENTIALS_TTL_MS = 60_000;
@@ -39,7 +40,12 @@ export class VerifiedCredentials {
   keyFor(email: string, password: string): { key: string; generation: number } {
     // One one-shot SHA-256 over a secret prefix: a keyed hash at a quarter of createHmac's cost.
     // The key is only ever an index into this map, never shown, so length extension is moot.
-    const key = hash('sha256', `${this.keyPrefix}${email}\0${password}`, 'base64url');
+    // Both as normalised: every spelling of one address, and of one password, is one credential.
+    const key = hash(
+      'sha256',
+      `${this.keyPrefix}${normaliseEmail(email)}\0${preparePassword(password)}`,
+      'base64url',
+    );
     return { key, generation: this.generation };
   }
 

@@ -37,6 +37,7 @@ export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
   'PasswordResetEmailSent.v1': { secretFields: [] },
   'PasswordReset.v1': { secretFields: ['passwordHash'] },
   'PasswordChanged.v1': { secretFields: ['passwordHash'] },
+  'PasswordRehashed.v1': { secretFields: ['passwordHash'] },
   'ResetTokensInvalidated.v1': { secretFields: [] },
   'AccessTokensRevoked.v1': { secretFields: [] },
   'PasswordChangeNoticeSent.v1': { secretFields: [] },

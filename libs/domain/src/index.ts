@@ -2,6 +2,7 @@ export * from './shared/domain-error';
 export * from './shared/event';
 export * from './shared/values';
 export * from './shared/fields';
+export * from './shared/text';
 export * from './user/user.fields';
 export * from './user/user.events';
 export * from './user/user.aggregate';

@@ -1,4 +1,4 @@
-import { ChronicleConfigModule, parseConfig } from '@chronicle/config';
+import { ChronicleConfigModule, ConfigError, parseConfig } from '@chronicle/config';
 import { EVENT_UPCASTERS } from '@chronicle/domain';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { Global, Inject, Injectable, Logger, Module } from '@nestjs/common';
@@ -128,6 +128,28 @@ describe('openEventStore and openCheckpointStore', () => {
       expect(connect.mock.calls).toEqual([[uri, database]]);
     } finally {
       connect.mockRestore();
+    }
+  });
+
+  it('refuses a bad EVENTSTORE_URL option naming the variable, never quoting its password', async () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const config = (url: string) => parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: url });
+      const refused = openEventStore(config('esdb://admin:S3cretPw@127.0.0.1:1?tls=perhaps'));
+      await expect(refused).rejects.toThrow(ConfigError);
+      const error = (await refused.catch((caught: unknown) => caught)) as ConfigError;
+      expect(error.message).toBe(
+        'Invalid configuration: EVENTSTORE_URL is not a valid EventStoreDB connection string: ' +
+          'Unexpected "perhaps", expected true or false.',
+      );
+      expect(JSON.stringify({ ...error, stack: error.stack })).not.toContain('S3cretPw');
+      // The client warns of an option it does not know, quoting the string: without the password.
+      const store = await openEventStore(config('esdb://admin:S3cretPw@127.0.0.1:1?tls=false&colour=blue'));
+      await store.close();
+      expect(warn).toHaveBeenCalled();
+      expect(JSON.stringify(warn.mock.calls)).not.toContain('S3cretPw');
+    } finally {
+      warn.mockRestore();
     }
   });
 

@@ -7,7 +7,7 @@ import {
   Module,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { ChronicleConfig } from '@chronicle/config';
+import { ChronicleConfig, ConfigError } from '@chronicle/config';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { EVENT_UPCASTERS } from '@chronicle/domain';
 import { join } from 'node:path';
@@ -79,18 +79,29 @@ async function openAdapter(
   observer: EventStoreObserver | undefined,
 ): Promise<EventStore> {
   if (config.eventStoreUrl) {
-    const { EsdbEventStore } = await import('./esdb');
+    const { EsdbEventStore, InvalidConnectionStringError } = await import('./esdb');
     const logger = new Logger('EventStoreDB');
-    return EsdbEventStore.connect(config.eventStoreUrl, {
-      observer,
-      onSubscriptionDropped: (error, attempt, delayMs) =>
-        logger.warn({ err: error, attempt, delayMs }, 'Subscription dropped; resubscribing'),
-      onCheckpointIgnored: (position, reason) =>
-        logger.warn(
-          `Ignored a filter checkpoint at ${formatPosition(position)}: ${reason}; an EventStoreDB release ` +
-            'with KurrentDB PR 4892 and 4975 (24.10.5 or later) sends none',
-        ),
-    });
+    try {
+      return EsdbEventStore.connect(config.eventStoreUrl, {
+        observer,
+        onSubscriptionDropped: (error, attempt, delayMs) =>
+          logger.warn({ err: error, attempt, delayMs }, 'Subscription dropped; resubscribing'),
+        onCheckpointIgnored: (position, reason) =>
+          logger.warn(
+            `Ignored a filter checkpoint at ${formatPosition(position)}: ${reason}; an EventStoreDB release ` +
+              'with KurrentDB PR 4892 and 4975 (24.10.5 or later) sends none',
+          ),
+      });
+    } catch (error) {
+      // Said as the variable's error, which main.ts prints in one line, with no stack.
+      if (error instanceof InvalidConnectionStringError) {
+        throw new ConfigError(
+          'EVENTSTORE_URL',
+          `is not a valid EventStoreDB connection string: ${error.detail}`,
+        );
+      }
+      throw error;
+    }
   }
   return SqliteEventStore.open(config.dataDir, { observer });
 }

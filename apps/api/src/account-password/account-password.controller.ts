@@ -58,7 +58,7 @@ export class AccountPasswordController {
       'The exact set of members picks the form: {email} (202, no authentication, rate limited per client ' +
       'and per address), ' +
       '{token, new} (204, no authentication), {old, new} (204, authenticated; a wrong old counts as a ' +
-      'failed login, under the same limits).',
+      'failed password check, against a limit of the account that only its own credentials can reach).',
     // The first two forms need no credentials, the third needs them: {} makes them optional.
     security: [{}, { bearer: [] }, { basic: [] }, { [QUERY_TOKEN_PARAMETER]: [] }],
   })
@@ -131,7 +131,7 @@ export class AccountPasswordController {
         if (!principal) throw requireAuthentication(request);
         const change = validated('change', body);
         const result = await this.commands.execute(
-          new ChangePasswordCommand(principal, change.old, change.new, clientAddress(request), context),
+          new ChangePasswordCommand(principal, change.old, change.new, context),
         );
         this.revokeOlderTokens(result);
         return;

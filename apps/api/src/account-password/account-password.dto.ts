@@ -1,7 +1,12 @@
 import { IsEmail, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { RESET_TOKEN_PATTERN } from '@chronicle/application';
-import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '@chronicle/domain';
+import {
+  EMAIL_MAX_LENGTH,
+  PASSWORD_CHARACTERS,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+} from '@chronicle/domain';
 
 // Each form is checked against the JSON schema derived from these rules (dtoSchemaOf), and the
 // document states that same schema: the one declaration of what each form takes.
@@ -30,6 +35,7 @@ export class PasswordResetCompletionDto {
 
   @IsString()
   @Length(PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, { message: NEW_PASSWORD_RULE })
+  @Matches(PASSWORD_CHARACTERS, { message: 'new must not contain control characters' })
   @JSONSchema(NEW_PASSWORD)
   new!: string;
 }
@@ -41,6 +47,7 @@ export class PasswordChangeDto {
 
   @IsString()
   @Length(PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, { message: NEW_PASSWORD_RULE })
+  @Matches(PASSWORD_CHARACTERS, { message: 'new must not contain control characters' })
   @JSONSchema(NEW_PASSWORD)
   new!: string;
 }

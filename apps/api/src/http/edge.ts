@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { NotFoundException } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import cors from '@fastify/cors';
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import helmet from 'helmet';
+import type { Logger } from 'pino';
 import { ChronicleConfig } from '@chronicle/config';
 import { AllowedMethods } from './allowed-methods';
 import { PROBLEM_CONTENT_TYPE, sendProblem, toProblem } from './problem-details';
+import { logRequest, logUnparsedRequest } from './logging';
 import { echoedRequestId, requestIdFor } from './request-id';
 import { CHAIN_BROKEN_HEADER } from '../audit/history-chain-watch.service';
 
@@ -26,7 +29,7 @@ const CONSUMES = 'chronicleConsumes';
 export const Consumes = (...mediaTypes: string[]) => RouteConfig({ [CONSUMES]: mediaTypes });
 
 /** Fastify's options for the edge: limits, timeouts, proxies, and problem details for its own errors. */
-export function edgeOptions(config: ChronicleConfig): FastifyHttpOptions<Server> {
+export function edgeOptions(config: ChronicleConfig, logger: Logger): FastifyHttpOptions<Server> {
   const timeoutMs = config.requestTimeoutSeconds * 1000;
   return {
     bodyLimit: BODY_LIMIT_BYTES,
@@ -40,12 +43,15 @@ export function edgeOptions(config: ChronicleConfig): FastifyHttpOptions<Server>
       headersTimeout: timeoutMs,
       connectionsCheckingInterval: Math.min(1000, timeoutMs),
     },
-    // Errors Fastify raises before routing (a malformed URL, say) leave as problem details too.
+    // Errors Fastify raises before routing (a malformed URL, say) leave as problem details too,
+    // and, as no hook runs for them, write their request line here.
     frameworkErrors: (error, request, reply) => {
       setStandardHeaders(request, reply);
       sendProblem(reply, toProblem(error, request));
+      logRequest(logger, request, reply);
     },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (error: Error & { code?: string }, socket: Socket) =>
+      answerClientError(error, socket, logger),
   };
 }
 
@@ -61,6 +67,18 @@ const docsHeaders = helmetHeaders({
   contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
 });
 const DOCS_PREFIX = '/docs';
+/**
+ * The files of swagger-ui-dist that the docs page loads (Nest's page, its init script and the
+ * document are routes of their own). Nest serves the package's whole folder under /docs/*: its
+ * package.json, README, source maps and the rest are no one's business.
+ */
+const DOCS_ASSETS = new Set([
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'favicon-32x32.png',
+  'favicon-16x16.png',
+]);
 
 /**
  * The headers helmet sets for a configuration. They depend on nothing in the request, so they are
@@ -94,6 +112,14 @@ export async function installEdge(fastify: FastifyInstance, config: ChronicleCon
       if (allowed.answerOptions(request, reply)) return;
       // An unknown path: the app's 404, also when CORS's `OPTIONS *` route took the request.
       if (!request.is404) return void reply.callNotFound();
+    }
+    if (request.routeOptions.url === `${DOCS_PREFIX}/*`) {
+      // The static files' route: its parameter is the file's path, percent-decoded.
+      const file = (request.params as Record<string, string | undefined>)['*'] ?? '';
+      if (!DOCS_ASSETS.has(file)) {
+        sendProblem(reply, toProblem(new NotFoundException(), request));
+        return;
+      }
     }
     done();
   });
@@ -201,7 +227,7 @@ const CLIENT_ERRORS: Record<string, number> = {
  * What Node's HTTP parser refuses (bad headers, a request that took too long) never reaches
  * Fastify's routing: it is answered here, on the socket, as problem details.
  */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+function answerClientError(error: Error & { code?: string }, socket: Socket, logger: Logger): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
     const status = CLIENT_ERRORS[error.code ?? ''] ?? 400;
@@ -216,12 +242,14 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
             ? 'The request headers are too large.'
             : 'The request is not valid HTTP.',
     });
+    const id = randomUUID();
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${randomUUID()}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n` +
+        `X-Request-Id: ${id}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n` +
         `Connection: close\r\n\r\n${body}`,
     );
+    logUnparsedRequest(logger, id, socket.remoteAddress ?? null, status);
   }
   socket.destroy(error);
 }

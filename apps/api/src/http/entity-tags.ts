@@ -23,7 +23,9 @@ export function parseEntityTags(
 ): number[] | '*' | undefined {
   if (header === undefined) return undefined;
   if (header.trim() === '*') return '*';
-  const tag = comparison === 'strong' ? /^\s*"(\d{1,15})"\s*$/ : /^\s*(?:W\/)?"(\d{1,15})"\s*$/;
+  // Only the spelling we issue (no leading zero): tags compare character by character (RFC 9110
+  // 8.8.3.2), so `"07"` is not `"7"`.
+  const tag = comparison === 'strong' ? /^\s*"(0|[1-9]\d{0,14})"\s*$/ : /^\s*(?:W\/)?"(0|[1-9]\d{0,14})"\s*$/;
   return header
     .split(',')
     .map((candidate) => tag.exec(candidate))

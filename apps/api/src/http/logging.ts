@@ -94,31 +94,58 @@ const MAX_USER_AGENT_CHARS = 200;
  */
 export function logRequests(fastify: FastifyInstance, logger: Logger): void {
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const status = reply.statusCode;
-    const level: Level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-    if (logger.isLevelEnabled(level)) {
-      const userAgent = request.headers['user-agent'];
-      logger[level](
-        {
-          req: {
-            id: request.id,
-            clientRequestId: clientRequestIdOf(request),
-            method: request.method,
-            route: request.routeOptions.url ?? null,
-            url: redactUrl(request.url),
-            client: clientAddress(request),
-            userAgent: userAgent === undefined ? null : userAgent.slice(0, MAX_USER_AGENT_CHARS),
-          },
-          accountId: (request as { user?: Principal }).user?.accountId ?? null,
-          res: { statusCode: status },
-          responseTime: reply.elapsedTime,
-        },
-        'request completed',
-      );
-    }
+    logRequest(logger, request, reply);
     done();
   });
 }
+
+/**
+ * The request line. Written by the onResponse hook, and by the edge for what Fastify refuses
+ * before routing (bad percent-encoding, too long a path segment), which runs no hooks.
+ */
+export function logRequest(logger: Logger, request: FastifyRequest, reply: FastifyReply): void {
+  const status = reply.statusCode;
+  const level = levelOf(status);
+  if (!logger.isLevelEnabled(level)) return;
+  const userAgent = request.headers['user-agent'];
+  logger[level](
+    {
+      req: {
+        id: request.id,
+        clientRequestId: clientRequestIdOf(request),
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        url: redactUrl(request.url),
+        client: clientAddress(request),
+        userAgent: userAgent === undefined ? null : userAgent.slice(0, MAX_USER_AGENT_CHARS),
+      },
+      accountId: (request as { user?: Principal }).user?.accountId ?? null,
+      res: { statusCode: status },
+      responseTime: reply.elapsedTime,
+    },
+    'request completed',
+  );
+}
+
+/**
+ * The line of a request Node's HTTP parser refused (bad headers, a timeout): nothing of it could
+ * be read but the peer's address.
+ */
+export function logUnparsedRequest(logger: Logger, id: string, client: string | null, status: number): void {
+  const level = levelOf(status);
+  if (!logger.isLevelEnabled(level)) return;
+  logger[level](
+    {
+      req: { id, clientRequestId: null, method: null, route: null, url: null, client, userAgent: null },
+      accountId: null,
+      res: { statusCode: status },
+    },
+    'request completed',
+  );
+}
+
+/** Client errors are warnings, server errors errors. */
+const levelOf = (status: number): Level => (status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info');
 
 /** How often a listening server looks whether its catch-up with the history is done. */
 const READY_POLL_MS = 100;

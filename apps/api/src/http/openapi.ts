@@ -86,7 +86,7 @@ export interface Refusal {
 
 /** `error`'s refusal, rendered as the service renders it; `why` says when it happens. */
 export function refusal(error: Error, why: string): Refusal {
-  return { why, rendered: toProblem(error, { method: 'GET' }).problem };
+  return { why, rendered: toProblem(error, { method: 'GET', url: '/' }).problem };
 }
 
 /**

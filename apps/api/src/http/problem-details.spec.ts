@@ -1,9 +1,9 @@
-import { ServiceUnavailableException } from '@nestjs/common';
+import { BadRequestException, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { UnknownEventTypeError } from '@chronicle/domain';
 import { StoreTimeoutError } from '@chronicle/event-store';
 import { toProblem } from './problem-details';
 
-const request = { method: 'GET' };
+const request = { method: 'GET', url: '/customers' };
 
 describe('toProblem for outages', () => {
   it.each([
@@ -51,5 +51,35 @@ describe('toProblem for outages', () => {
 
   it('still answers a bug with 500', () => {
     expect(toProblem(new TypeError('x is undefined'), request).problem.status).toBe(500);
+  });
+});
+
+describe('toProblem and the request URL', () => {
+  const url = '/no-such-route/ct2.secret?access_token=ct2.secret&x=1';
+
+  it.each([
+    ['a 404 quoting the URL', new NotFoundException(`Cannot GET ${url}`), 404],
+    [
+      'a 400 quoting the path',
+      Object.assign(new Error(`'/no-such-route/ct2.secret' is not a valid url component`), {
+        statusCode: 400,
+        code: 'FST_ERR_BAD_URL',
+      }),
+      400,
+    ],
+    ['a 400 quoting the query', new BadRequestException('bad ?access_token=ct2.secret&x=1'), 400],
+  ])('never echoes it: %s', (_case, error, status) => {
+    const { problem } = toProblem(error, { method: 'GET', url });
+    expect(problem.status).toBe(status);
+    expect(JSON.stringify(problem)).not.toContain('secret');
+    expect(JSON.stringify(problem)).not.toContain('no-such-route');
+  });
+
+  it('keeps a detail that does not quote it', () => {
+    const { problem } = toProblem(new NotFoundException('User not found'), {
+      method: 'GET',
+      url: '/users/u-1',
+    });
+    expect(problem.detail).toBe('User not found');
   });
 });

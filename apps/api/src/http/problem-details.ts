@@ -77,7 +77,27 @@ const BEARER_CHALLENGE = 'Bearer realm="api"';
 const BASIC_CHALLENGE = 'Basic realm="api", charset="UTF-8"';
 
 /** Turns anything thrown while serving a request into problem details and headers. */
-export function toProblem(error: unknown, request: { method: string }): RenderedProblem {
+export function toProblem(error: unknown, request: { method: string; url: string }): RenderedProblem {
+  const rendered = problemOf(error, request);
+  const { detail } = rendered.problem;
+  if (detail !== undefined && quotesUrl(detail, request.url)) {
+    // Nest's 404 and Fastify's bad-URL 400 quote the URL, whose path or query may hold a token.
+    rendered.problem.detail =
+      rendered.problem.status === 404
+        ? 'Nothing is served at this path.'
+        : 'The request URL cannot be read (bad percent-encoding or too long a part).';
+  }
+  return rendered;
+}
+
+/** Whether a detail repeats the request's path (other than `/`) or any of its query string. */
+function quotesUrl(detail: string, url: string): boolean {
+  const query = url.indexOf('?');
+  const path = query < 0 ? url : url.slice(0, query);
+  return (path.length > 1 && detail.includes(path)) || (query >= 0 && detail.includes(url.slice(query)));
+}
+
+function problemOf(error: unknown, request: { method: string }): RenderedProblem {
   const headers: Record<string, string | string[]> = {};
   if (error instanceof HttpException) {
     const status = error.getStatus();

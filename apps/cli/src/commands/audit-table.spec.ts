@@ -33,6 +33,18 @@ describe('auditTable', () => {
     expect(table).toContain('…');
   });
 
+  it('prints no character that could steer the terminal: C1 and bidirectional controls are escaped', () => {
+    const hostile = {
+      ...record(4),
+      actor: 'evil\u202e\u009b2J',
+      data: { userAgent: 'A\u009b2J\u001b[31m' },
+    } as unknown as AuditRecord;
+    const table = auditTable([hostile], null);
+    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+    expect(table).not.toMatch(/[\u0080-\u009f\u202e\u001b]/);
+    expect(table).toContain('A\\u009b2J');
+  });
+
   it('without a width, keeps each column to its cap', () => {
     expect(widest(auditTable(records, null))).toBe(247);
   });

@@ -24,7 +24,8 @@ import {
   Position,
 } from '@chronicle/event-store';
 import { readFileSync } from 'node:fs';
-import { printError, printJson } from '../output';
+import { escapeUnsafe } from '@chronicle/domain';
+import { jsonLine, printError, printJson } from '../output';
 import { CommandFailedError } from './command-failed.error';
 import { recordHistoryRead, withHistory } from './history-cli.module';
 
@@ -216,7 +217,7 @@ async function exportHistory(app: INestApplicationContext, options: AuditOptions
         break;
       }
       if (table) records.push(record);
-      else await writeOut(options.format === 'csv' ? auditCsvLine(record) : `${JSON.stringify(record)}\n`);
+      else await writeOut(options.format === 'csv' ? csvOut(auditCsvLine(record)) : jsonLine(record));
       count++;
       last = position;
       lastRecordHash = record.hash;
@@ -232,8 +233,8 @@ async function exportHistory(app: INestApplicationContext, options: AuditOptions
   const cursor = complete ? (head ?? options.after ?? null) : last;
   // The chain walked up to the export's head, as `audit verify` walks it: its head is the seal's.
   const chain = head === null ? null : await queries.execute(new VerifyHistoryQuery(null, head));
-  await writeOut(`${JSON.stringify({ manifest: exportManifest(head, count, lastRecordHash, chain) })}\n`);
-  await writeOut(`${JSON.stringify({ cursor: cursor === null ? null : formatPosition(cursor) })}\n`);
+  await writeOut(jsonLine({ manifest: exportManifest(head, count, lastRecordHash, chain) }));
+  await writeOut(jsonLine({ cursor: cursor === null ? null : formatPosition(cursor) }));
   if (chain !== null && !chain.ok) {
     printError({
       error: 'chain-broken',
@@ -298,6 +299,16 @@ export function auditTable(records: AuditRecord[], width = outputWidth()): strin
   return `${table.toString()}\n${records.length} record${records.length === 1 ? '' : 's'}`;
 }
 
+/** A cell as a terminal shows it: no character of it steers the terminal, and cut to its width. */
 function cut(text: string, width: number): string {
-  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+  const safe = escapeUnsafe(text);
+  return safe.length <= width ? safe : `${safe.slice(0, width - 1)}…`;
+}
+
+/**
+ * CSV is data: kept as it is for a file or a pipe, but escaped on a terminal, where a person
+ * reads it and its controls would act. The record's line end stays.
+ */
+function csvOut(line: string): string {
+  return process.stdout.isTTY === true ? `${escapeUnsafe(line.replace(/\r\n$/, ''))}\r\n` : line;
 }

@@ -62,6 +62,7 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
     credentialsVersion: 1,
   },
   'PasswordChanged.v1': { accountId: 'a-1', passwordHash: ARGON2, changedAt: T, credentialsVersion: 2 },
+  'PasswordRehashed.v1': { accountId: 'a-1', passwordHash: ARGON2, rehashedAt: T },
   'ResetTokensInvalidated.v1': { accountId: 'a-1', changeId: 'e-1', tokenIds: ['rt-2'] },
   'AccessTokensRevoked.v1': { accountId: 'a-1', changeId: 'e-1', revokedBefore: T },
   'PasswordChangeNoticeSent.v1': { accountId: 'a-1', changeId: 'e-1', sentAt: T },

@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { ChronicleConfig } from '@chronicle/config';
 import { EventStore, RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
 import { Clock } from '../shared/clock';
-import { MAX_SECURITY_KEYS, SecurityEvents, SecurityObservation } from './security-events';
+import {
+  MAX_RATE_LIMITED_KEYS,
+  MAX_SECURITY_KEYS,
+  SecurityEvents,
+  SecurityObservation,
+} from './security-events';
 
 class ManualClock extends Clock {
   constructor(public time = Date.parse('2026-11-24T03:00:10.000Z')) {
@@ -141,6 +146,21 @@ describe('SecurityEvents', () => {
     ]);
     const counted = all.reduce((sum, event) => sum + (event.data.count as number), 0);
     expect(counted).toBe(flood + 1);
+  });
+
+  it('counts 429s per client whatever the address, and a flood of limited clients in few events', async () => {
+    for (let i = 0; i < 500; i++) events.observe('RateLimited.v1', seen({ email: `user${i}@example.com` }));
+    for (let i = 0; i < 300; i++)
+      events.observe('RateLimited.v1', seen({ email: null, client: `198.51.100.${i}` }));
+    await events.flush();
+    const all = await recorded();
+    expect(all).toHaveLength(MAX_RATE_LIMITED_KEYS + 1);
+    expect(all[0].data).toMatchObject({ emailHash: null, client: '192.0.2.7', count: 500 });
+    expect(all.at(-1)!.data).toMatchObject({ overflow: true, count: 300 - (MAX_RATE_LIMITED_KEYS - 1) });
+    // The bound is per minute: the next one holds its own clients.
+    events.observe('RateLimited.v1', seen({ client: '203.0.113.1' }));
+    await events.flush();
+    expect((await recorded()).at(-1)!.data).toMatchObject({ client: '203.0.113.1', overflow: false });
   });
 
   it('flushes what is pending on shutdown', async () => {

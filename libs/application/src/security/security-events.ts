@@ -1,14 +1,13 @@
-import { createHmac } from 'node:crypto';
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
 import {
   AccessTokenRejectedData,
-  normaliseEmail,
   SecurityEventData,
   SecurityEventType,
   securityStreamName,
 } from '@chronicle/domain';
 import { EventStore } from '@chronicle/event-store';
+import { addressHasher } from '../shared/address-hash';
 import { Clock } from '../shared/clock';
 import { CommandContext, SYSTEM_ACTOR, SYSTEM_AUTH } from '../shared/command-context';
 import { toNewEvent } from '../shared/event-sourced-repository';
@@ -29,6 +28,12 @@ export interface SecurityObservation {
 
 /** Distinct keys held for the current minute; past it, requests are counted in one overflow per kind. */
 export const MAX_SECURITY_KEYS = 1000;
+/**
+ * Distinct 429 keys (limited clients) held for the current minute, whatever the addresses: a
+ * limited client stores nothing more than its one event of the minute, and a flood of limited
+ * clients at most this many events a minute and process.
+ */
+export const MAX_RATE_LIMITED_KEYS = 20;
 export const SECURITY_MINUTE_MS = 60_000;
 const MAX_USER_AGENT_CHARS = 200;
 const MAX_ROUTE_CHARS = 300;
@@ -51,8 +56,11 @@ interface Pending {
 @Injectable()
 export class SecurityEvents implements BeforeApplicationShutdown {
   private readonly logger = new Logger('SecurityEvents');
-  private readonly emailKey: Buffer;
+  /** Keyed hash of a normalised address: the same for the same address, and only the server can compute it. */
+  readonly emailHashOf: (email: string) => string;
   private pending = new Map<string, Pending>();
+  /** Keys of pending 429 events (one per limited client and route). */
+  private rateLimitedKeys = 0;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -61,13 +69,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     private readonly clock: Clock,
     config: ChronicleConfig,
   ) {
-    // A key of its own, derived from the server secret: the hashes are no use for anything else.
-    this.emailKey = createHmac('sha256', config.tokenSecret).update('chronicle:security-email-hash').digest();
-  }
-
-  /** Keyed hash of a normalised address: the same for the same address, and only the server can compute it. */
-  emailHashOf(email: string): string {
-    return createHmac('sha256', this.emailKey).update(normaliseEmail(email)).digest('hex');
+    this.emailHashOf = addressHasher(config.tokenSecret, 'security-email-hash');
   }
 
   /**
@@ -80,7 +82,9 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     writer: CommandContext | null = null,
   ): void {
     const now = this.clock.now().toISOString();
-    const emailHash = observation.email === null ? null : this.emailHashOf(observation.email);
+    // A 429 counts per client, never per address: a limited client naming new addresses adds nothing.
+    const limited = type === 'RateLimited.v1';
+    const emailHash = observation.email === null || limited ? null : this.emailHashOf(observation.email);
     const route = observation.route.slice(0, MAX_ROUTE_CHARS);
     const { token } = observation;
     const key = [
@@ -99,10 +103,14 @@ export class SecurityEvents implements BeforeApplicationShutdown {
       known.data.lastAt = now;
       return;
     }
-    if (this.pending.size >= MAX_SECURITY_KEYS) {
+    if (
+      this.pending.size >= MAX_SECURITY_KEYS ||
+      (limited && this.rateLimitedKeys >= MAX_RATE_LIMITED_KEYS)
+    ) {
       this.overflow(type, route, now);
       return;
     }
+    if (limited) this.rateLimitedKeys++;
     this.pending.set(key, {
       type,
       writer,
@@ -170,6 +178,7 @@ export class SecurityEvents implements BeforeApplicationShutdown {
     if (this.pending.size === 0) return;
     const entries = [...this.pending.values()];
     this.pending = new Map();
+    this.rateLimitedKeys = 0;
     const now = this.clock.now();
     // One append per writer: the service's own, and each CLI run's under its own actor.
     const byWriter = new Map<string, { context: CommandContext; entries: Pending[] }>();

@@ -1,11 +1,13 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
-import { emailHash } from '@chronicle/domain';
 import { ChronicleMetrics } from '@chronicle/metrics';
+import { addressHasher } from './address-hash';
 import { Clock } from './clock';
 
 /** Every limit counts within fixed windows of 15 minutes (API.md). */
 export const LIMIT_WINDOW_MS = 15 * 60 * 1000;
+/** How long a client an account logged in from stays known to that account. */
+export const KNOWN_CLIENT_MS = 30 * 24 * 60 * 60 * 1000;
 
 /**
  * Attempts counted per key and window, shared by every API instance (adapters: a SQLite file on
@@ -17,6 +19,10 @@ export abstract class AttemptCounters {
   abstract add(key: string, window: number, expiresAt: number): Promise<number>;
   /** Takes one attempt back (a password check that succeeded). */
   abstract remove(key: string, window: number): Promise<void>;
+  /** Remembers `key` until `expiresAt` (ms); marking it again moves the expiry. */
+  abstract mark(key: string, expiresAt: number): Promise<void>;
+  /** Whether `key` was marked and has not expired at `now` (ms). */
+  abstract marked(key: string, now: number): Promise<boolean>;
   abstract close(): Promise<void>;
 
   onApplicationShutdown(): Promise<void> {
@@ -55,38 +61,76 @@ const RESET_DETAIL = 'Too many password reset requests; try again later.';
 /**
  * Failed-login and reset-request limits. The per-client limit is counted first, so that a client
  * already limited adds no counter for another address. `count` is the one place a limit rejects.
+ *
+ * Only a stranger's own attempts slow the stranger (OWASP's lockout advice, with the client's
+ * address standing in for a device cookie): a client the account logged in from in the last 30
+ * days counts its failures at that address apart from everyone else's, and a change's `old` is
+ * counted per account, where only requests authenticated as that account can add.
  */
 @Injectable()
 export class AttemptLimits {
+  /** Addresses name counters by their keyed hash: the counters' store never holds a testable one. */
+  private readonly addressKey: (email: string) => string;
+
   constructor(
     private readonly counters: AttemptCounters,
     private readonly clock: Clock,
     private readonly settings: ChronicleConfig,
     @Optional() @Inject(ChronicleMetrics) private readonly metrics?: ChronicleMetrics,
-  ) {}
+  ) {
+    this.addressKey = addressHasher(settings.tokenSecret, 'attempt-limits');
+  }
 
   /**
-   * Runs a password check under the login limits: each check counts before it runs (so parallel
-   * guesses cannot all slip in), and a check that succeeds is taken back: only failures remain.
+   * Runs a Basic password check under the login limits: each check counts before it runs (so
+   * parallel guesses cannot all slip in), and a check that succeeds is taken back: only failures
+   * remain. A success makes the client known to the address.
    */
   async passwordCheck<T>(client: string, email: string, check: () => Promise<T | null>): Promise<T | null> {
-    const byClient = await this.count(
-      { name: 'login-client', max: this.settings.loginAttemptsPerClient, detail: LOGIN_DETAIL },
-      client,
-    );
+    const address = this.addressKey(email);
+    const knownKey = `login-known:${address}:${client}`;
+    const known = await this.counters.marked(knownKey, this.clock.now().getTime());
+    // A known client is limited at this address on its own: strangers' guesses, from anywhere,
+    // neither count there nor against it as a client.
+    const byClient = known
+      ? null
+      : await this.count(
+          { name: 'login-client', max: this.settings.loginAttemptsPerClient, detail: LOGIN_DETAIL },
+          client,
+        );
     let byAccount: CountedAttempt;
     try {
       byAccount = await this.count(
         { name: 'login-account', max: this.settings.loginAttemptsPerAccount, detail: LOGIN_DETAIL },
-        emailHash(email),
+        known ? `${address}:${client}` : address,
       );
     } catch (error) {
       // Refused for the address, not for a wrong password: the client's count is not its fault.
-      await byClient.refund();
+      await byClient?.refund();
       throw error;
     }
     const result = await check();
-    if (result !== null) await Promise.all([byClient.refund(), byAccount.refund()]);
+    if (result !== null) {
+      await Promise.all([
+        byClient?.refund(),
+        byAccount.refund(),
+        this.counters.mark(knownKey, this.clock.now().getTime() + KNOWN_CLIENT_MS),
+      ]);
+    }
+    return result;
+  }
+
+  /**
+   * Runs the check of a change's `old` password under the account's own limit: the request is
+   * authenticated as the account, so nobody without its credentials can add to this count.
+   */
+  async oldPasswordCheck<T>(accountId: string, check: () => Promise<T | null>): Promise<T | null> {
+    const attempt = await this.count(
+      { name: 'password-change', max: this.settings.loginAttemptsPerAccount, detail: LOGIN_DETAIL },
+      accountId,
+    );
+    const result = await check();
+    if (result !== null) await attempt.refund();
     return result;
   }
 
@@ -98,7 +142,7 @@ export class AttemptLimits {
     );
     await this.count(
       { name: 'reset-email', max: this.settings.resetRequestsPerEmail, detail: RESET_DETAIL },
-      emailHash(email),
+      this.addressKey(email),
     );
   }
 
@@ -110,6 +154,9 @@ export class AttemptLimits {
     const key = `${limit.name}:${subject}`;
     const count = await this.counters.add(key, window, expiresAt);
     if (count > limit.max) {
+      // A refused attempt ran no check: taken back, so that only checks that failed remain (the
+      // owner's own attempts, refused while others filled the count, are never charged to it).
+      await this.counters.remove(key, window);
       this.metrics?.rateLimitRejections.inc({ limit: limit.name });
       throw new TooManyAttemptsError(Math.max(1, Math.ceil((expiresAt - now) / 1000)), limit.detail);
     }

@@ -1,7 +1,13 @@
-/** Password hashing (adapter: Argon2id in the auth lib). */
+/**
+ * A password check's answer: `'rehash'` is a match with a hash of the password as sent before
+ * passwords were prepared (RFC 8265), which should be replaced by a hash of it as prepared.
+ */
+export type PasswordMatch = boolean | 'rehash';
+
+/** Password hashing (adapter: Argon2id in the auth lib); passwords are prepared (RFC 8265) inside. */
 export abstract class PasswordHasher {
   abstract hash(password: string): Promise<string>;
-  abstract verify(hash: string, password: string): Promise<boolean>;
+  abstract verify(hash: string, password: string): Promise<PasswordMatch>;
   /** Spends the time of a verify without a real hash, so unknown accounts answer as slowly as known ones. */
   abstract verifyDummy(password: string): Promise<void>;
 }

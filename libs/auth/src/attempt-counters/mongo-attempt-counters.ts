@@ -72,6 +72,18 @@ export class MongoAttemptCounters extends AttemptCounters {
     await this.counters.updateOne({ _id: `${window}:${key}`, count: { $gt: 0 } }, { $inc: { count: -1 } });
   }
 
+  async mark(key: string, expiresAt: number): Promise<void> {
+    await this.counters.updateOne(
+      { _id: `mark:${key}` },
+      { $set: { expiresAt }, $setOnInsert: { count: 1 } },
+      { upsert: true },
+    );
+  }
+
+  async marked(key: string, now: number): Promise<boolean> {
+    return (await this.counters.findOne({ _id: `mark:${key}`, expiresAt: { $gt: now } })) !== null;
+  }
+
   async close(): Promise<void> {
     if (this.pruning !== null) clearInterval(this.pruning);
     await this.client.close();

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { AttemptCounters } from '@chronicle/application';
+import { AttemptCounters, LIMIT_WINDOW_MS } from '@chronicle/application';
 import { openSidecarDatabase } from '@chronicle/event-store';
 
 export const LIMITS_FILE = 'limits.db';
@@ -15,6 +15,9 @@ export class SqliteAttemptCounters extends AttemptCounters {
     add: Database.Statement;
     remove: Database.Statement;
     prune: Database.Statement;
+    unmark: Database.Statement;
+    mark: Database.Statement;
+    marked: Database.Statement;
   } | null = null;
   /** The window whose predecessors were last pruned. */
   private prunedBefore = 0;
@@ -37,6 +40,20 @@ export class SqliteAttemptCounters extends AttemptCounters {
   remove(key: string, window: number): Promise<void> {
     this.open().remove.run(key, window);
     return Promise.resolve();
+  }
+
+  // A mark is a row of the window it expires in, so the pruning of past windows drops it in time.
+  mark(key: string, expiresAt: number): Promise<void> {
+    const statements = this.open();
+    this.db!.transaction(() => {
+      statements.unmark.run(key);
+      statements.mark.run(key, Math.floor(expiresAt / LIMIT_WINDOW_MS));
+    })();
+    return Promise.resolve();
+  }
+
+  marked(key: string, now: number): Promise<boolean> {
+    return Promise.resolve(this.open().marked.get(key, Math.floor(now / LIMIT_WINDOW_MS)) !== undefined);
   }
 
   close(): Promise<void> {
@@ -65,6 +82,9 @@ export class SqliteAttemptCounters extends AttemptCounters {
       ),
       remove: db.prepare('UPDATE attempts SET count = count - 1 WHERE key = ? AND window = ? AND count > 0'),
       prune: db.prepare('DELETE FROM attempts WHERE window < ?'),
+      unmark: db.prepare('DELETE FROM attempts WHERE key = ?'),
+      mark: db.prepare('INSERT INTO attempts (key, window, count) VALUES (?, ?, 1)'),
+      marked: db.prepare('SELECT 1 FROM attempts WHERE key = ? AND window >= ?'),
     };
     return this.statements;
   }

@@ -120,6 +120,25 @@ describe('Account: password reset and change', () => {
       });
   });
 
+  it('replaces a hash the caller proved with the same password hashed as prepared, keeping the credentials', () => {
+    const rehash = {
+      type: 'RehashPassword' as const,
+      passwordHash: 'h9',
+      verifiedPasswordHash: 'h0',
+      now: at(4),
+    };
+    const rehashed = {
+      type: 'PasswordRehashed.v1' as const,
+      data: { accountId: 'a-1', passwordHash: 'h9', rehashedAt: at(4) },
+    };
+    given([opened]).when(rehash).then([rehashed]);
+    expect(given([opened, rehashed]).state).toMatchObject({ passwordHash: 'h9', credentialsVersion: 0 });
+    // Changed (or rehashed) meanwhile: nothing to replace.
+    given([opened, changed(2)])
+      .when(rehash)
+      .then([]);
+  });
+
   it('gives every reset and change the next credentials version, whatever the clocks say', () => {
     expect(given([opened]).state).toMatchObject({ credentialsVersion: 0 });
     expect(given([opened, reset('t1', 5)]).state).toMatchObject({

@@ -107,6 +107,21 @@ describe('password policy', () => {
     expect(checkPassword('new', password, 'ada@example.com')).toEqual({ field: 'new', message });
   });
 
+  it('judges a password as prepared (RFC 8265), and refuses control characters', () => {
+    // Seven characters once composed (NFC), fourteen as sent in NFD.
+    expect(
+      checkPassword('new', 'e\u0301e\u0301e\u0301e\u0301e\u0301e\u0301e\u0301', 'ada@example.com'),
+    ).toEqual({
+      field: 'new',
+      message: 'must be 8 to 256 characters long',
+    });
+    for (const control of ['\u0000', '\u001b', '\n', '\u009b'])
+      expect(checkPassword('new', `a long passphrase${control}`, 'ada@example.com')).toEqual({
+        field: 'new',
+        message: 'must not contain control characters',
+      });
+  });
+
   it.each(['password', 'Password1', '12345678', 'QWERTYUIOP'])(
     'refuses the common password %p',
     (password) => {

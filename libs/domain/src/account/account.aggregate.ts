@@ -74,7 +74,15 @@ export interface ChangePassword {
   now: string;
 }
 
-export type AccountCommand = OpenAccount | ResetPassword | ChangePassword;
+/** The password was proved against `verifiedPasswordHash`: the same password, hashed as prepared. */
+export interface RehashPassword {
+  type: 'RehashPassword';
+  passwordHash: string;
+  verifiedPasswordHash: string;
+  now: string;
+}
+
+export type AccountCommand = OpenAccount | ResetPassword | ChangePassword | RehashPassword;
 
 function requireAccount(state: AccountState): Account {
   if (!state.exists) throw new NotFoundError('Account');
@@ -153,6 +161,15 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
           },
         },
       ];
+    case 'RehashPassword':
+      // Changed or rehashed meanwhile: the hash proved is gone, and nothing is left to do.
+      if (account.passwordHash !== command.verifiedPasswordHash) return [];
+      return [
+        {
+          type: 'PasswordRehashed.v1',
+          data: { accountId, passwordHash: command.passwordHash, rehashedAt: command.now },
+        },
+      ];
   }
 }
 
@@ -186,6 +203,8 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
         passwordHash: event.data.passwordHash,
         credentialsVersion: credentialsVersionAfter(state.credentialsVersion, event),
       };
+    case 'PasswordRehashed.v1':
+      return { ...state, passwordHash: event.data.passwordHash };
     // Kept in streams of their own since (sessions, reset requests, password changes): those an
     // older build wrote here change nothing the account decides on, and their tokens no longer verify.
     // The invitation's token lives in its own stream, like a reset request's.

@@ -71,6 +71,15 @@ export type PasswordChanged = DomainEvent<
   { accountId: string; passwordHash: string; changedAt: string; credentialsVersion?: number }
 >;
 
+/**
+ * The same password's hash, replaced at a login: the stored one was of the password as sent before
+ * passwords were prepared (RFC 8265). The credentials are unchanged: no token is revoked.
+ */
+export type PasswordRehashed = DomainEvent<
+  'PasswordRehashed.v1',
+  { accountId: string; passwordHash: string; rehashedAt: string }
+>;
+
 /** Reset tokens still outstanding when the password changed (`changeId`: that event's id). */
 export type ResetTokensInvalidated = DomainEvent<
   'ResetTokensInvalidated.v1',
@@ -100,6 +109,7 @@ export type AccountEvent =
   | PasswordResetEmailSent
   | PasswordReset
   | PasswordChanged
+  | PasswordRehashed
   | ResetTokensInvalidated
   | AccessTokensRevoked
   | PasswordChangeNoticeSent;

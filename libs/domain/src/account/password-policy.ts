@@ -23,13 +23,31 @@ function loadCommonPasswords(): ReadonlySet<string> {
 }
 
 /**
- * The rules of the policy that no JSON schema can state, each a problem type of its own; the
- * length is the schema's to state (minLength and maxLength count code points too).
+ * RFC 8265's OpaqueString profile, as every password is hashed and checked: non-ASCII spaces
+ * become U+0020, then NFC. A password typed on any system (NFC on most, NFD on some) is then one
+ * password, as `WWW-Authenticate: Basic charset="UTF-8"` promises (RFC 7617).
  */
-export type PasswordRule = 'password-length' | 'password-is-email' | 'common-password';
+export function preparePassword(password: string): string {
+  return password.replace(/\p{Zs}/gu, ' ').normalize('NFC');
+}
+
+/**
+ * What a password may hold: RFC 8265's FreeformClass refuses control characters (Unicode's Cc,
+ * exactly U+0000-U+001F and U+007F-U+009F). Written as ranges so the API's document states it.
+ */
+// eslint-disable-next-line no-control-regex
+export const PASSWORD_CHARACTERS = /^[^\u0000-\u001f\u007f-\u009f]*$/;
+
+/**
+ * The rules of the policy that no JSON schema can state, each a problem type of its own; the
+ * length and the control characters are the schema's to state (minLength and maxLength count code
+ * points too).
+ */
+export type PasswordRule = 'password-length' | 'password-control' | 'password-is-email' | 'common-password';
 
 const RULE_MESSAGES: Record<PasswordRule, string> = {
   'password-length': `must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long`,
+  'password-control': 'must not contain control characters',
   'password-is-email': 'must not be the account e-mail address',
   'common-password': 'is one of the most common passwords; choose a less guessable one',
 };
@@ -38,7 +56,10 @@ const RULE_MESSAGES: Record<PasswordRule, string> = {
  * NIST SP 800-63B: length is what counts, no composition rules; the address itself is refused.
  * Length is counted in code points so that any Unicode character counts once.
  */
-function brokenRule(password: string, email: string): PasswordRule | null {
+function brokenRule(raw: string, email: string): PasswordRule | null {
+  // Judged as it is hashed.
+  const password = preparePassword(raw);
+  if (!PASSWORD_CHARACTERS.test(password)) return 'password-control';
   const length = [...password].length;
   if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) return 'password-length';
   if (normaliseEmail(password) === normaliseEmail(email)) return 'password-is-email';
@@ -57,7 +78,7 @@ export function checkPassword(field: string, password: unknown, email: string): 
 export function passwordRefusal(field: string, rule: PasswordRule): ValidationError {
   return new ValidationError(
     [{ field, message: RULE_MESSAGES[rule] }],
-    rule === 'password-length' ? undefined : rule,
+    rule === 'password-length' || rule === 'password-control' ? undefined : rule,
   );
 }
 

@@ -28,6 +28,30 @@ describe('checkName', () => {
   it('refuses anything but a string', () => {
     expect(checkName('name', 42)).toEqual({ field: 'name', message: 'must be a string' });
   });
+
+  it.each([
+    'A\u0000B',
+    'A\u001b[2JB',
+    'A\r\nB',
+    'A\u009bB',
+    'A\u0085B',
+    'abc\u202edef',
+    'A\u2066B',
+    'A\u2028B',
+  ])('refuses the control or bidirectional character in %j', (name) => {
+    expect(checkName('name', name)).toEqual({
+      field: 'name',
+      message: 'must not contain control characters',
+    });
+  });
+
+  it.each(['\u200b', '\u200b\u200c\u2060', '\u0301'])('refuses %j, which shows nothing', (name) => {
+    expect(checkName('name', name)).toEqual({ field: 'name', message: 'must contain a visible character' });
+  });
+
+  it.each(['Zoë', 'محمد', '李小龍', '\u{1F600}', 'O’Brien-Smith', 'a\u200db'])('keeps %j', (name) => {
+    expect(checkName('name', name)).toBe(name);
+  });
 });
 
 describe('checkAge', () => {

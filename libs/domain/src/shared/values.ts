@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { FieldError } from './domain-error';
+import { CONTROL_CHARACTERS, VISIBLE_CHARACTER } from './text';
 
 export const NAME_MAX_LENGTH = 200;
 export const AGE_MIN = 0;
@@ -13,7 +14,10 @@ function codePoints(text: string): number {
   return n;
 }
 
-/** A name is trimmed and 1 to 200 characters long; returns the value to store or an error. */
+/**
+ * A name is trimmed and 1 to 200 characters long, holds no control or bidirectional formatting
+ * character, and something visible; returns the value to store or an error.
+ */
 export function checkName(field: string, value: unknown): string | FieldError {
   if (typeof value !== 'string') return { field, message: 'must be a string' };
   const trimmed = value.trim();
@@ -21,6 +25,8 @@ export function checkName(field: string, value: unknown): string | FieldError {
   if (length < 1 || length > NAME_MAX_LENGTH) {
     return { field, message: `must be 1 to ${NAME_MAX_LENGTH} characters long after trimming` };
   }
+  if (CONTROL_CHARACTERS.test(trimmed)) return { field, message: 'must not contain control characters' };
+  if (!VISIBLE_CHARACTER.test(trimmed)) return { field, message: 'must contain a visible character' };
   return trimmed;
 }
 

@@ -120,6 +120,14 @@ function assertReadable(position: Position): void {
   if (problem !== null) throw new InvalidPositionError(formatPosition(position), problem);
 }
 
+/** EVENTSTORE_URL cannot be parsed; the detail quotes none of its credentials. */
+export class InvalidConnectionStringError extends Error {
+  constructor(readonly detail: string) {
+    super(`Not a valid EventStoreDB connection string: ${detail}`);
+    this.name = 'InvalidConnectionStringError';
+  }
+}
+
 /** The EventStore port on EventStoreDB (gRPC, `@eventstore/db-client` v6). */
 export class EsdbEventStore extends EventStore {
   private readonly subscriptions = new Set<EsdbSubscription>();
@@ -140,7 +148,26 @@ export class EsdbEventStore extends EventStore {
 
   /** Connects lazily: the first call opens the channel. `esdb://host:2113?tls=false` for a local node. */
   static connect(connectionString: string, options: EsdbEventStoreOptions = {}): EsdbEventStore {
-    return new EsdbEventStore(EventStoreDBClient.connectionString(connectionString), options);
+    // The client's parse errors and its warnings (an unknown option) quote the string they parse:
+    // the first parse, the one that judges the options, is of the string without its credentials.
+    try {
+      EventStoreDBClient.connectionString(connectionString.replace(/^([a-z+]+:\/\/)[^/?#]*@/i, '$1'));
+    } catch (error) {
+      throw new InvalidConnectionStringError((error as Error).message.replace(/ at position \d+/, ''));
+    }
+    let client: EventStoreDBClient;
+    // Its warnings would be the first parse's again, with the password: the parse is synchronous,
+    // so only its own are silenced.
+    const warn = console.warn;
+    console.warn = () => undefined;
+    try {
+      client = EventStoreDBClient.connectionString(connectionString);
+    } catch {
+      throw new InvalidConnectionStringError('its user name or password cannot be read');
+    } finally {
+      console.warn = warn;
+    }
+    return new EsdbEventStore(client, options);
   }
 
   constructor(

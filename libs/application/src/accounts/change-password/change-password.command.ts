@@ -8,8 +8,6 @@ export class ChangePasswordCommand extends Command<PasswordChangeResult> {
     readonly principal: Principal,
     readonly oldPassword: string,
     readonly newPassword: string,
-    /** The client's address: a wrong `old` counts against the login limits. */
-    readonly client: string,
     readonly context: CommandContext,
   ) {
     super();

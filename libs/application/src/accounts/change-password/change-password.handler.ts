@@ -26,14 +26,13 @@ export class ChangePasswordHandler implements ICommandHandler<ChangePasswordComm
     principal,
     oldPassword,
     newPassword,
-    client,
     context,
   }: ChangePasswordCommand): Promise<PasswordChangeResult> {
     const stream = accountStreamName(principal.accountId);
     const { state, revision } = await this.repository.load(accountDecider, stream);
     if (!state.exists || revision === null) throw new NotFoundError('Account');
-    // A wrong `old` is a failed password check like a wrong Basic password: the same limits.
-    const proved = await this.limits.passwordCheck(client, state.email, async () =>
+    // A wrong `old` is a failed password check, counted where only the account's holder can add.
+    const proved = await this.limits.oldPasswordCheck(principal.accountId, async () =>
       (await this.hasher.verify(state.passwordHash, oldPassword)) ? true : null,
     );
     if (!proved) throw new WrongPasswordError();

@@ -1,27 +1,16 @@
 import { Query } from '@nestjs/cqrs';
 import { ChainBreak, Position } from '@chronicle/event-store';
+import { parseRfc3339 } from '../../shared/rfc-3339';
 import { AuditRecord } from '../audit-record';
 
 export const DEFAULT_AUDIT_LIMIT = 100;
 
 /**
- * An RFC 3339 date-time with an offset, as `since`, `until` and `asOf` take it, each field in its
- * range (no leap second: Date has none); which days a month has is JSON schema's `date-time`.
- */
-const RFC_3339_TIME =
-  '\\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\\d|3[01])[Tt](?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,9})?' +
-  '(?:[Zz]|[+-](?:[01]\\d|2[0-3]):[0-5]\\d)';
-export const RFC_3339 = new RegExp(`^${RFC_3339_TIME}$`);
-export const RFC_3339_SOURCE = RFC_3339_TIME;
-
-/**
  * An RFC 3339 time as the store keeps recorded times (UTC with milliseconds), or null when it is
- * none: not of the form, or no calendar's (month 13).
+ * none (parseRfc3339).
  */
 export function auditTime(text: string): string | null {
-  if (!RFC_3339.test(text)) return null;
-  const time = Date.parse(text);
-  return Number.isNaN(time) ? null : new Date(time).toISOString();
+  return parseRfc3339(text)?.toISOString() ?? null;
 }
 export const MAX_AUDIT_LIMIT = 1000;
 

@@ -1,7 +1,7 @@
 import { Query } from '@nestjs/cqrs';
 import { parsePosition, Position, POSITION_PATTERN } from '@chronicle/event-store';
 import { UserDocument } from '@chronicle/read-models';
-import { RFC_3339_SOURCE } from '../../audit/list-audit-events/list-audit-events.query';
+import { parseRfc3339, RFC_3339_SOURCE } from '../../shared/rfc-3339';
 
 /** A moment in the history: a time, or a position in the global log (inclusive). */
 export type AsOf = { at: Date } | { position: Position };
@@ -16,18 +16,8 @@ export function parseAsOf(text: string): AsOf | null {
     const position = parsePosition(text);
     return position === null ? null : { position };
   }
-  const at = new Date(text);
-  // Date accepts 2026-02-30 as March 2nd: the day must survive the round trip (UTC or not).
-  const [, year, month, day] = /^(\d{4})-(\d\d)-(\d\d)/.exec(text)!;
-  // setUTCFullYear, not Date.UTC, which takes years 0 to 99 for 1900 to 1999.
-  const local = new Date(0);
-  local.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
-  const valid =
-    !Number.isNaN(at.getTime()) &&
-    local.getUTCFullYear() === Number(year) &&
-    local.getUTCMonth() === Number(month) - 1 &&
-    local.getUTCDate() === Number(day);
-  return valid ? { at } : null;
+  const at = parseRfc3339(text);
+  return at === null ? null : { at };
 }
 
 /**
