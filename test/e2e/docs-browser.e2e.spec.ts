@@ -45,7 +45,9 @@ withBrowser('the docs page in a real browser', () => {
     await page.locator('.dialog-ux button.close-modal').click();
 
     // PATCH /users/{userId}: Try it out, with the account's own user and a merge patch.
-    const operation = page.locator('.opblock-patch').first();
+    const operation = page
+      .locator('.opblock-patch')
+      .filter({ has: page.locator('[data-path="/users/{userId}"]') });
     await operation.locator('.opblock-summary').click();
     await operation.locator('button.try-out__btn').click();
     await operation.locator('input[placeholder="userId"]').fill(account.userId);
