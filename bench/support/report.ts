@@ -19,6 +19,8 @@ export interface Figure {
   ratio?: number;
   target?: Target;
   met?: boolean;
+  /** A throughput taken while the load generator used more than 80% of a core: it may be the limit. */
+  clientBound?: boolean;
 }
 
 export interface BenchmarkResult {
@@ -101,7 +103,7 @@ export function markdown(report: Report): string {
     lines.push('| figure | value | ceiling | ratio | target | met |', '|---|---|---|---|---|---|');
     for (const item of result.figures) {
       lines.push(
-        `| ${item.name} | ${formatSpread(item.value, item.unit)} | ${
+        `| ${item.name} | ${formatValue(item)} | ${
           item.ceiling ? `${item.ceiling.name}: ${formatSpread(item.ceiling.value, item.unit)}` : ''
         } | ${item.ratio === undefined ? '' : round(item.ratio)} | ${
           item.target ? `${item.target.kind} ${item.target.bound}` : ''
@@ -117,6 +119,11 @@ export function markdown(report: Report): string {
 function rank(name: string): number {
   const index = ORDER.indexOf(name);
   return index === -1 ? ORDER.length : index;
+}
+
+/** A figure's value, marked when the load generator may have been what limited it. */
+export function formatValue(item: Figure): string {
+  return `${formatSpread(item.value, item.unit)}${item.clientBound ? ' **(client-bound)**' : ''}`;
 }
 
 export function formatSpread(value: Spread, unit: string): string {
