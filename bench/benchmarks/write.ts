@@ -14,7 +14,7 @@ import {
   ROUND_SECONDS,
   WARMUP_SECONDS,
 } from '../support/load';
-import { chronicleEnv, ROOT, startTsProcess } from '../support/processes';
+import { chronicleEnv, ROOT, scratchDir, startTsProcess } from '../support/processes';
 import { figure, single } from '../support/report';
 import { percentile, type Spread, spread } from '../support/stats';
 import type { Benchmark } from './benchmark';
@@ -22,6 +22,7 @@ import type { Benchmark } from './benchmark';
 const USERS = 1_000;
 const CONNECTIONS = 64;
 const PATCHES = 'PATCH /users/{id}';
+const BARE = 'bare Fastify route appending the same event';
 const APPENDS = 'sequential single-event appends/s, same store and durability';
 
 interface WriteRun {
@@ -111,6 +112,13 @@ function measure(): Promise<WriteRun> {
       chronicleEnv(dataSet.dir),
       '/health/ready',
     );
+    const bareDir = scratchDir('write-bare');
+    await seedUsers(bareDir, USERS, userIds);
+    const bare = await startTsProcess(
+      join(ROOT, 'bench/ceilings/bare-write-server.ts'),
+      chronicleEnv(bareDir),
+      '/health/ready',
+    );
     const ceilingStore = SqliteEventStore.open(join(dataSet.dir, 'ceiling'));
     const stats = async (): Promise<HarnessStats> => {
       harness.child.send('stats');
@@ -126,6 +134,13 @@ function measure(): Promise<WriteRun> {
       const lags: number[][] = [];
       const comparison = await compareLoads(
         [
+          {
+            name: BARE,
+            url: bare.url,
+            pid: bare.pid,
+            connections: CONNECTIONS,
+            requests: patches(token, userIds),
+          },
           {
             name: PATCHES,
             url: harness.url,
@@ -165,7 +180,7 @@ function measure(): Promise<WriteRun> {
       };
     } finally {
       await ceilingStore.close();
-      await harness.stop();
+      await Promise.all([harness.stop(), bare.stop()]);
     }
   })();
   return writeRun;
@@ -177,12 +192,18 @@ export const write: Benchmark = {
   async run() {
     const run = await measure();
     const patchFigures = run.comparison.targets.get(PATCHES);
-    if (!patchFigures) throw new Error(`No figures for ${PATCHES}`);
+    const bareFigures = run.comparison.targets.get(BARE);
+    if (!patchFigures || !bareFigures) throw new Error(`No figures for ${PATCHES} or ${BARE}`);
     return {
       name: this.name,
       title: this.title,
       figures: [
-        ...loadFigures({ label: 'PATCH', subject: patchFigures }),
+        ...loadFigures({
+          label: 'PATCH',
+          subject: patchFigures,
+          ceiling: { name: BARE, figures: bareFigures },
+          target: { kind: '>=', bound: 0.7 },
+        }),
         figure({
           name: 'PATCH requests/s at full load, against sequential appends',
           unit: 'req/s',
@@ -201,10 +222,13 @@ export const write: Benchmark = {
         figure({ name: 'fsyncs per sequential append (ceiling)', unit: '', value: single(1) }),
       ],
       notes: [
-        'Ceiling and PATCH rounds alternate; the server is idle while the ceiling runs.',
+        `The first ceiling (${BARE}, bench/ceilings/bare-write-server.ts, its own process and store) appends ` +
+          'the same UserPatched event with the same metadata through the same store code (group commit, WAL, ' +
+          'synchronous=FULL) and answers the user with its ETag; the ratio is its CPU per request over ours.',
+        'Sequential appends, bare route and PATCH rounds alternate; the servers are idle while the appends run.',
         'The server runs in the bench harness (bench/harness/api-harness.ts): the built app plus a commit counter ' +
           'and the lag observer, whose work is in its CPU per request.',
-        ...loadNotes(run.comparison),
+        ...loadNotes(run.comparison, BARE),
       ],
     };
   },
