@@ -16,7 +16,7 @@ import { snapshot } from './benchmarks/snapshot';
 import { verify } from './benchmarks/verify';
 import { ROUND_SECONDS, ROUNDS, WARMUP_SECONDS } from './support/load';
 import { assertBuilt, cleanUp } from './support/processes';
-import { type BenchmarkResult, formatSpread, writeReport } from './support/report';
+import { type BenchmarkResult, formatSpread, formatValue, writeReport } from './support/report';
 import { round } from './support/stats';
 
 const BENCHMARKS: Benchmark[] = [
@@ -38,7 +38,7 @@ const BENCHMARKS: Benchmark[] = [
 function print(result: BenchmarkResult): void {
   const lines = [`\n${result.name}: ${result.title}`];
   for (const item of result.figures) {
-    let line = `  ${item.name}: ${formatSpread(item.value, item.unit)}`;
+    let line = `  ${item.name}: ${formatValue(item)}`;
     if (item.ceiling)
       line += `  | ceiling ${item.ceiling.name}: ${formatSpread(item.ceiling.value, item.unit)}`;
     if (item.ratio !== undefined) line += `  | ratio ${round(item.ratio)}`;

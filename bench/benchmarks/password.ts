@@ -1,7 +1,7 @@
 import * as argon2 from 'argon2';
 import { ARGON2_OPTIONS } from '@chronicle/auth';
 import { ADMIN, adminDataSet } from '../support/datasets';
-import { compareLoads } from '../support/load';
+import { compareLoads, loadFigures, loadNotes } from '../support/load';
 import { startServer } from '../support/processes';
 import { figure } from '../support/report';
 import { spread } from '../support/stats';
@@ -11,6 +11,7 @@ const HASHES = 10;
 const CONNECTIONS = 64;
 /** The highest limits the configuration accepts: the bench measures the work, not the limiter. */
 const RAISED_LIMIT = '1000000';
+const RESETS = 'reset requests answered 202';
 
 async function hashMilliseconds(): Promise<number[]> {
   const times: number[] = [];
@@ -36,20 +37,27 @@ export const password: Benchmark = {
       RESET_REQUESTS_PER_CLIENT: RAISED_LIMIT,
     });
     let resets;
+    let loads;
     try {
-      const loads = await compareLoads([
+      loads = await compareLoads([
         {
-          name: 'reset requests',
-          options: {
-            url: `${server.url}/api/v1/account/password`,
-            connections: CONNECTIONS,
-            method: 'PUT',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ email: ADMIN.email }),
-          },
+          name: RESETS,
+          url: server.url,
+          pid: server.pid,
+          connections: CONNECTIONS,
+          requests: () => [
+            [
+              {
+                method: 'PUT',
+                path: '/api/v1/account/password',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ email: ADMIN.email }),
+              },
+            ],
+          ],
         },
       ]);
-      resets = loads.get('reset requests');
+      resets = loads.targets.get(RESETS);
       if (!resets) throw new Error('No figures for reset requests');
     } finally {
       await server.stop();
@@ -60,9 +68,7 @@ export const password: Benchmark = {
       title: this.title,
       figures: [
         figure({ name: 'one Argon2id hash', unit: 'ms', value: hash }),
-        figure({ name: 'reset requests answered 202', unit: 'req/s', value: resets.rps }),
-        figure({ name: 'reset request p50 latency', unit: 'ms', value: resets.p50 }),
-        figure({ name: 'reset request p99 latency', unit: 'ms', value: resets.p99 }),
+        ...loadFigures({ label: RESETS, subject: resets }),
       ],
       notes: [
         `Argon2id parameters: m = ${memoryCost} KiB (${Math.round(memoryCost / 1024)} MiB), t = ${timeCost}, ` +
@@ -70,6 +76,7 @@ export const password: Benchmark = {
         `Reset requests: ${CONNECTIONS} connections, all for one existing address, so each appends its event ` +
           'and the saga writes an e-mail to the outbox meanwhile; RESET_REQUESTS_PER_EMAIL and ' +
           `RESET_REQUESTS_PER_CLIENT = ${RAISED_LIMIT}.`,
+        ...loadNotes(loads),
       ],
     };
   },

@@ -1,41 +1,30 @@
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { basicAuthorization, bearerToken, customersDataSet } from '../support/datasets';
-import { compareLoads, type LoadFigures } from '../support/load';
+import { compareLoads, type LoadComparison, type LoadFigures, loadFigures, loadNotes } from '../support/load';
 import { chronicleEnv, ROOT, startServer, startTsProcess } from '../support/processes';
-import { figure } from '../support/report';
 import type { Benchmark } from './benchmark';
 
 const CUSTOMERS = 100_000;
 const CONNECTIONS = 64;
 const PAGE_SIZE = 100;
 
-/** Every page of the data set in turn, so that no single page is all that is measured. */
-function pages(headers: Record<string, string>): autocannon.Request[] {
-  let next = 0;
+/** Every page of the data set in turn, built once, so that no single page is all that is measured. */
+function pages(headers: Record<string, string>): autocannon.Request[][] {
   const pageCount = CUSTOMERS / PAGE_SIZE;
   return [
-    {
+    Array.from({ length: pageCount }, (_, index) => ({
       method: 'GET',
       headers,
-      setupRequest: (request) => ({
-        ...request,
-        path: `/customers?maxpagesize=${PAGE_SIZE}&page=${(next++ % pageCount) + 1}`,
-      }),
-    },
+      path: `/customers?maxpagesize=${PAGE_SIZE}&page=${index + 1}`,
+    })),
   ];
 }
 
-interface ReadRun {
-  ceiling: LoadFigures;
-  bearer: LoadFigures;
-  basic: LoadFigures;
-}
-
-let readRun: Promise<ReadRun> | null = null;
+let readRun: Promise<LoadComparison> | null = null;
 
 /** One run serves both benchmarks: the ceiling, Bearer and Basic loads taken in turn. */
-function measure(): Promise<ReadRun> {
+function measure(): Promise<LoadComparison> {
   readRun ??= (async () => {
     const dataSet = await customersDataSet(CUSTOMERS);
     const server = await startServer(dataSet.dir);
@@ -46,36 +35,26 @@ function measure(): Promise<ReadRun> {
     );
     try {
       const token = await bearerToken(server.url);
-      const loads = await compareLoads([
-        { name: 'ceiling', options: { url: bare.url, connections: CONNECTIONS, requests: pages({}) } },
-        {
-          name: 'bearer',
-          options: {
-            url: server.url,
-            connections: CONNECTIONS,
-            requests: pages({ authorization: `Bearer ${token}` }),
-          },
-        },
-        {
-          name: 'basic',
-          options: {
-            url: server.url,
-            connections: CONNECTIONS,
-            requests: pages({ authorization: basicAuthorization() }),
-          },
-        },
-      ]);
-      const get = (name: string): LoadFigures => {
-        const figures = loads.get(name);
-        if (!figures) throw new Error(`No figures for ${name}`);
-        return figures;
+      const target = (name: string, url: string, pid: number, headers: Record<string, string>) => {
+        const built = pages(headers);
+        return { name, url, pid, connections: CONNECTIONS, requests: () => built };
       };
-      return { ceiling: get('ceiling'), bearer: get('bearer'), basic: get('basic') };
+      return await compareLoads([
+        target(CEILING, bare.url, bare.pid, {}),
+        target('Bearer', server.url, server.pid, { authorization: `Bearer ${token}` }),
+        target('Basic', server.url, server.pid, { authorization: basicAuthorization() }),
+      ]);
     } finally {
       await Promise.all([server.stop(), bare.stop()]);
     }
   })();
   return readRun;
+}
+
+function figures(comparison: LoadComparison, name: string): LoadFigures {
+  const found = comparison.targets.get(name);
+  if (!found) throw new Error(`No figures for ${name}`);
+  return found;
 }
 
 const CEILING = 'bare Fastify, same pages, response schema';
@@ -84,33 +63,20 @@ export const read: Benchmark = {
   name: 'read',
   title: `GET /customers?maxpagesize=${PAGE_SIZE} with Bearer, ${CUSTOMERS.toLocaleString('en')} customers, ${CONNECTIONS} connections`,
   async run() {
-    const { ceiling, bearer } = await measure();
+    const run = await measure();
     return {
       name: this.name,
       title: this.title,
-      figures: [
-        figure({
-          name: 'requests/s (Bearer)',
-          unit: 'req/s',
-          value: bearer.rps,
-          ceiling: { name: CEILING, value: ceiling.rps },
-          ratio: bearer.rps.median / ceiling.rps.median,
-          target: { kind: '>=', bound: 0.85 },
-        }),
-        figure({
-          name: 'p50 latency (Bearer)',
-          unit: 'ms',
-          value: bearer.p50,
-          ceiling: { name: CEILING, value: ceiling.p50 },
-        }),
-        figure({
-          name: 'p99 latency (Bearer)',
-          unit: 'ms',
-          value: bearer.p99,
-          ceiling: { name: CEILING, value: ceiling.p99 },
-        }),
+      figures: loadFigures({
+        label: 'Bearer',
+        subject: figures(run, 'Bearer'),
+        ceiling: { name: CEILING, figures: figures(run, CEILING) },
+        target: { kind: '>=', bound: 0.85 },
+      }),
+      notes: [
+        `Pages 1 to ${CUSTOMERS / PAGE_SIZE} requested in turn by both servers; the ratio is the ceiling's CPU per request over ours.`,
+        ...loadNotes(run, CEILING),
       ],
-      notes: [`Pages 1 to ${CUSTOMERS / PAGE_SIZE} requested in turn by both servers.`],
     };
   },
 };
@@ -119,33 +85,17 @@ export const readBasic: Benchmark = {
   name: 'read-basic',
   title: `the same with Basic credentials, against the Bearer figure of the same run`,
   async run() {
-    const { bearer, basic } = await measure();
+    const run = await measure();
     return {
       name: this.name,
       title: this.title,
-      figures: [
-        figure({
-          name: 'requests/s (Basic)',
-          unit: 'req/s',
-          value: basic.rps,
-          ceiling: { name: 'Bearer', value: bearer.rps },
-          ratio: basic.rps.median / bearer.rps.median,
-          target: { kind: '>=', bound: 0.9 },
-        }),
-        figure({
-          name: 'p50 latency (Basic)',
-          unit: 'ms',
-          value: basic.p50,
-          ceiling: { name: 'Bearer', value: bearer.p50 },
-        }),
-        figure({
-          name: 'p99 latency (Basic)',
-          unit: 'ms',
-          value: basic.p99,
-          ceiling: { name: 'Bearer', value: bearer.p99 },
-        }),
-      ],
-      notes: [],
+      figures: loadFigures({
+        label: 'Basic',
+        subject: figures(run, 'Basic'),
+        ceiling: { name: 'Bearer', figures: figures(run, 'Bearer') },
+        target: { kind: '>=', bound: 0.9 },
+      }),
+      notes: ["The ratio is Bearer's CPU per request over Basic's, in the run of the read benchmark."],
     };
   },
 };

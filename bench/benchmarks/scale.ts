@@ -56,15 +56,16 @@ export const scale: Benchmark = {
           const loads = await compareLoads(
             list.queries(size).map((query) => ({
               name: query.name,
-              options: {
-                url: `${server.url}${query.path}`,
-                connections: 1,
-                headers: { authorization: `Bearer ${token}` },
-              },
+              url: server.url,
+              pid: server.pid,
+              connections: 1,
+              requests: () => [
+                [{ method: 'GET', path: query.path, headers: { authorization: `Bearer ${token}` } }],
+              ],
             })),
-            { seconds: 2, warmupSeconds: 1 },
+            { seconds: 2, warmupSeconds: 1, paced: false },
           );
-          bySize.set(size, loads);
+          bySize.set(size, loads.targets);
         } finally {
           await server.stop();
         }

@@ -5,18 +5,30 @@ import type autocannon from 'autocannon';
 import { SqliteEventStore } from '@chronicle/event-store';
 import type { HarnessStats } from '../harness/api-harness';
 import { adminDataSet, bearerToken, seedUsers } from '../support/datasets';
-import { load, ROUND_SECONDS, ROUNDS, WARMUP_SECONDS } from '../support/load';
-import { chronicleEnv, ROOT, startTsProcess } from '../support/processes';
+import { ownCpuSeconds } from '../support/cpu';
+import {
+  compareLoads,
+  type LoadComparison,
+  loadFigures,
+  loadNotes,
+  ROUND_SECONDS,
+  WARMUP_SECONDS,
+} from '../support/load';
+import { chronicleEnv, ROOT, scratchDir, startTsProcess } from '../support/processes';
 import { figure, single } from '../support/report';
 import { percentile, type Spread, spread } from '../support/stats';
 import type { Benchmark } from './benchmark';
 
 const USERS = 1_000;
 const CONNECTIONS = 64;
+const PATCHES = 'PATCH /users/{id}';
+const BARE = 'bare Fastify route appending the same event';
+const APPENDS = 'sequential single-event appends/s, same store and durability';
 
 interface WriteRun {
-  patches: Spread;
+  comparison: LoadComparison;
   appends: Spread;
+  appendCpuMs: Spread;
   fsyncsPerRequest: Spread;
   lagP50: Spread;
   lagP99: Spread;
@@ -24,26 +36,29 @@ interface WriteRun {
   lagSamples: number;
 }
 
-/** PATCHes on every user in turn, each changing the age so that every one appends an event. */
-function patches(token: string, userIds: string[]): autocannon.Request[] {
-  let next = 0;
-  return [
-    {
-      method: 'PATCH',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/merge-patch+json',
-      },
-      setupRequest: (request) => {
-        const index = next++;
-        return {
-          ...request,
-          path: `/users/${userIds[index % userIds.length]}`,
-          body: JSON.stringify({ age: 18 + (Math.floor(index / userIds.length) % 80) }),
-        };
-      },
-    },
-  ];
+/**
+ * PATCHes built before each load: one list per connection, each on its own users (so that no two
+ * connections patch one user at once), every patch changing the age so that each appends an
+ * event. A load alternates two ages of its own, none the load before used: its first patch of a
+ * user changes the age too.
+ */
+function patches(token: string, userIds: string[]): () => autocannon.Request[][] {
+  let loads = 0;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/merge-patch+json' };
+  return () => {
+    const base = 18 + ((2 * loads++) % 80);
+    return Array.from({ length: CONNECTIONS }, (_, connection) => {
+      const own = userIds.filter((_, index) => index % CONNECTIONS === connection);
+      return [base, base + 1].flatMap((age) =>
+        own.map((userId) => ({
+          method: 'PATCH',
+          path: `/users/${userId}`,
+          headers,
+          body: JSON.stringify({ age }),
+        })),
+      );
+    });
+  };
 }
 
 /**
@@ -55,7 +70,8 @@ async function sequentialAppends(
   store: SqliteEventStore,
   seconds: number,
   revisions: number[],
-): Promise<number> {
+): Promise<{ perSecond: number; cpuMs: number }> {
+  const cpuBefore = ownCpuSeconds();
   const started = performance.now();
   const deadline = started + seconds * 1000;
   let appended = 0;
@@ -78,7 +94,10 @@ async function sequentialAppends(
     revisions[index] = result.nextExpectedRevision;
     appended++;
   }
-  return appended / ((performance.now() - started) / 1000);
+  return {
+    perSecond: appended / ((performance.now() - started) / 1000),
+    cpuMs: (1000 * (ownCpuSeconds() - cpuBefore)) / appended,
+  };
 }
 
 let writeRun: Promise<WriteRun> | null = null;
@@ -93,47 +112,79 @@ function measure(): Promise<WriteRun> {
       chronicleEnv(dataSet.dir),
       '/health/ready',
     );
+    const bareDir = scratchDir('write-bare');
+    await seedUsers(bareDir, USERS, userIds);
+    const bare = await startTsProcess(
+      join(ROOT, 'bench/ceilings/bare-write-server.ts'),
+      chronicleEnv(bareDir),
+      '/health/ready',
+    );
     const ceilingStore = SqliteEventStore.open(join(dataSet.dir, 'ceiling'));
-    const stats = async (): Promise<HarnessStats> => {
-      harness.child.send('stats');
-      const [message] = (await once(harness.child, 'message')) as [HarnessStats];
-      return message;
+    const ask = async (message: 'stats' | 'observe' | 'quiet'): Promise<HarnessStats> => {
+      harness.child.send(message);
+      const [answer] = (await once(harness.child, 'message')) as [HarnessStats];
+      return answer;
     };
     try {
       const token = await bearerToken(harness.url);
-      const target = {
-        name: 'PATCH /users/{id}',
-        options: { url: harness.url, connections: CONNECTIONS, requests: patches(token, userIds) },
-      };
       const revisions = new Array<number>(USERS).fill(-1);
       await sequentialAppends(ceilingStore, WARMUP_SECONDS, revisions);
-      await load(target, WARMUP_SECONDS);
-      const rounds: { appends: number; patches: number; fsyncs: number; lags: number[] }[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        const appends = await sequentialAppends(ceilingStore, ROUND_SECONDS, revisions);
-        const before = await stats();
-        const result = await load(target, ROUND_SECONDS);
-        const after = await stats();
-        rounds.push({
-          appends,
-          patches: result['2xx'] / result.duration,
-          fsyncs: (after.commits - before.commits) / result['2xx'],
-          lags: after.lags,
-        });
-      }
-      const withLags = rounds.filter((round) => round.lags.length > 0);
+      const appends: { perSecond: number; cpuMs: number }[] = [];
+      const fsyncs: number[] = [];
+      const lags: number[][] = [];
+      const comparison = await compareLoads(
+        [
+          {
+            name: BARE,
+            url: bare.url,
+            pid: bare.pid,
+            connections: CONNECTIONS,
+            requests: patches(token, userIds),
+          },
+          {
+            name: PATCHES,
+            url: harness.url,
+            pid: harness.pid,
+            connections: CONNECTIONS,
+            requests: patches(token, userIds),
+            // Fsyncs and lag under the full load (the stats taken before reset the lags); the
+            // observer off while the CPU per request is measured.
+            observe: async (phase) => {
+              if (phase !== 'full') {
+                await ask('quiet');
+                return async () => {};
+              }
+              const before = await ask('observe');
+              return async (result) => {
+                const after = await ask('stats');
+                fsyncs.push((after.commits - before.commits) / result.requests);
+                if (after.lags.length > 0) lags.push(after.lags);
+              };
+            },
+          },
+        ],
+        {
+          seconds: ROUND_SECONDS,
+          warmupSeconds: WARMUP_SECONDS,
+          paced: true,
+          eachRound: async () => {
+            appends.push(await sequentialAppends(ceilingStore, ROUND_SECONDS, revisions));
+          },
+        },
+      );
       return {
-        patches: spread(rounds.map((round) => round.patches)),
-        appends: spread(rounds.map((round) => round.appends)),
-        fsyncsPerRequest: spread(rounds.map((round) => round.fsyncs)),
-        lagP50: spread(withLags.map((round) => percentile(round.lags, 0.5))),
-        lagP99: spread(withLags.map((round) => percentile(round.lags, 0.99))),
-        lagMax: spread(withLags.map((round) => percentile(round.lags, 1))),
-        lagSamples: withLags.reduce((sum, round) => sum + round.lags.length, 0),
+        comparison,
+        appends: spread(appends.map((round) => round.perSecond)),
+        appendCpuMs: spread(appends.map((round) => round.cpuMs)),
+        fsyncsPerRequest: spread(fsyncs),
+        lagP50: spread(lags.map((round) => percentile(round, 0.5))),
+        lagP99: spread(lags.map((round) => percentile(round, 0.99))),
+        lagMax: spread(lags.map((round) => percentile(round, 1))),
+        lagSamples: lags.reduce((sum, round) => sum + round.length, 0),
       };
     } finally {
       await ceilingStore.close();
-      await harness.stop();
+      await Promise.all([harness.stop(), bare.stop()]);
     }
   })();
   return writeRun;
@@ -144,27 +195,44 @@ export const write: Benchmark = {
   title: `PATCH /users/{id} on ${USERS.toLocaleString('en')} users, ${CONNECTIONS} connections, embedded store (WAL, synchronous=FULL)`,
   async run() {
     const run = await measure();
+    const patchFigures = run.comparison.targets.get(PATCHES);
+    const bareFigures = run.comparison.targets.get(BARE);
+    if (!patchFigures || !bareFigures) throw new Error(`No figures for ${PATCHES} or ${BARE}`);
     return {
       name: this.name,
       title: this.title,
       figures: [
+        ...loadFigures({
+          label: 'PATCH',
+          subject: patchFigures,
+          ceiling: { name: BARE, figures: bareFigures },
+          target: { kind: '>=', bound: 0.7 },
+        }),
         figure({
-          name: 'PATCH requests/s',
+          name: 'PATCH requests/s at full load, against sequential appends',
           unit: 'req/s',
-          value: run.patches,
-          ceiling: {
-            name: 'sequential single-event appends/s, same store and durability',
-            value: run.appends,
-          },
-          ratio: run.patches.median / run.appends.median,
+          value: patchFigures.rps,
+          ceiling: { name: APPENDS, value: run.appends },
+          ratio: patchFigures.rps.median / run.appends.median,
           target: { kind: '>=', bound: 1 },
+          clientBound: patchFigures.clientBoundRounds > 0,
+        }),
+        figure({
+          name: 'CPU per sequential append (ceiling, this process)',
+          unit: 'ms',
+          value: run.appendCpuMs,
         }),
         figure({ name: 'fsyncs (commits) per PATCH', unit: '', value: run.fsyncsPerRequest }),
         figure({ name: 'fsyncs per sequential append (ceiling)', unit: '', value: single(1) }),
       ],
       notes: [
-        'Ceiling and PATCH rounds alternate; the server is idle while the ceiling runs.',
-        'The server runs in the bench harness (bench/harness/api-harness.ts): the built app plus a commit counter.',
+        `The first ceiling (${BARE}, bench/ceilings/bare-write-server.ts, its own process and store) appends ` +
+          'the same UserPatched event with the same metadata through the same store code (group commit, WAL, ' +
+          'synchronous=FULL) and answers the user with its ETag; the ratio is its CPU per request over ours.',
+        'Sequential appends, bare route and PATCH rounds alternate; the servers are idle while the appends run.',
+        'The server runs in the bench harness (bench/harness/api-harness.ts): the built app plus a commit counter ' +
+          'and the lag observer, which is off in the paced rounds that give the CPU per request.',
+        ...loadNotes(run.comparison, BARE),
       ],
     };
   },

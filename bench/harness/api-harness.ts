@@ -6,6 +6,8 @@
  *   store applying that user's change (there is no GET /users to poll, and polling would
  *   measure the poll interval). A PATCH is matched to its change by user id and modifiedon.
  * Run by the write benchmark with an IPC channel; answers 'stats' with what it saw since the last.
+ * 'observe' and 'quiet' turn the lag observer on and off (answered with the stats too): it is the
+ * bench's work, not the server's, so it is off while the server's CPU per request is measured.
  */
 import 'reflect-metadata';
 import { join } from 'node:path';
@@ -59,8 +61,10 @@ async function main(): Promise<void> {
 
   const readStore = app.get(ReadStore);
   const applyBatch = readStore.applyBatch.bind(readStore);
+  let observing = true;
   readStore.applyBatch = (changes, checkpoint) => {
     const applied = applyBatch(changes, checkpoint);
+    if (!observing) return applied;
     const now = performance.now();
     for (const change of changes) {
       const modifiedon = change.collection === 'users' ? change.set.modifiedon : undefined;
@@ -75,7 +79,7 @@ async function main(): Promise<void> {
   const keys = new WeakMap<FastifyRequest, string>();
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
-    if (request.method === 'PATCH' && reply.statusCode === 200 && Buffer.isBuffer(payload)) {
+    if (observing && request.method === 'PATCH' && reply.statusCode === 200 && Buffer.isBuffer(payload)) {
       const user = JSON.parse(payload.toString('utf8')) as { id: string; modifiedon: string };
       keys.set(request, `${user.id}|${user.modifiedon}`);
     }
@@ -91,7 +95,13 @@ async function main(): Promise<void> {
   });
 
   process.on('message', (message) => {
-    if (message !== 'stats') return;
+    if (message !== 'stats' && message !== 'observe' && message !== 'quiet') return;
+    if (message !== 'stats') {
+      observing = message === 'observe';
+      // What was half seen while the observer was off would never settle.
+      responded.clear();
+      visible.clear();
+    }
     const stats: HarnessStats = { commits: eventStore.stats().commits, lags, pending: responded.size };
     lags = [];
     process.send?.(stats);

@@ -8,8 +8,6 @@ declare module 'autocannon' {
       path?: string;
       headers?: Record<string, string>;
       body?: string;
-      /** Called before each request is sent; returns the request to send. */
-      setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
     }
 
     interface Options {
@@ -21,6 +19,8 @@ declare module 'autocannon' {
       body?: string;
       requests?: Request[];
       timeout?: number;
+      /** Requests per second over all connections (at most, sent in bursts each second). */
+      overallRate?: number;
     }
 
     interface Histogram {

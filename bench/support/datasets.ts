@@ -74,16 +74,19 @@ async function createAdmin(dir: string): Promise<string> {
 }
 
 /**
- * Registers `count` users without accounts by appending their events directly: opening an
+ * Registers `count` users (with the `ids` given, or fresh ones) without accounts by appending their events directly: opening an
  * account per user would cost an Argon2id hash each and measure nothing the bench reports. Each
  * registered a millisecond after the one before, as users registering over time; a few thousand
  * appends at a time, so a million never sit in memory at once.
  */
-export async function seedUsers(dir: string, count: number): Promise<string[]> {
+export async function seedUsers(
+  dir: string,
+  count: number,
+  ids: string[] = Array.from({ length: count }, () => randomUUID()),
+): Promise<string[]> {
   const store = SqliteEventStore.open(dir);
   try {
     const start = Date.now() - count;
-    const ids = Array.from({ length: count }, () => randomUUID());
     for (let from = 0; from < count; from += SEED_CHUNK) {
       await Promise.all(
         ids.slice(from, from + SEED_CHUNK).map((userId, offset) => {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,8 @@ export interface Figure {
   ratio?: number;
   target?: Target;
   met?: boolean;
+  /** A throughput taken while the load generator used more than 80% of a core: it may be the limit. */
+  clientBound?: boolean;
 }
 
 export interface BenchmarkResult {
@@ -28,10 +31,47 @@ export interface BenchmarkResult {
   notes: string[];
 }
 
+/** What a section was measured on: the code's commit (`-dirty`: with uncommitted changes) and Node. */
+export interface MeasuredOn {
+  commit: string;
+  node: string;
+}
+
 export interface Report {
   machine: { cpu: string; cores: number; memoryGiB: number; node: string; platform: string };
   rounds: { rounds: number; seconds: number; warmupSeconds: number };
-  benchmarks: Record<string, BenchmarkResult & { ranAt: string }>;
+  /** Sections written before commits were recorded have no commit and node. */
+  benchmarks: Record<string, BenchmarkResult & { ranAt: string } & Partial<MeasuredOn>>;
+}
+
+/** The code a figure depends on: the service's sources and the locked dependencies. */
+const CODE_PATHS = ['apps', 'libs', 'package-lock.json'];
+
+function git(root: string, args: string[]): { status: number; output: string } {
+  const result = spawnSync('git', args, { cwd: root, encoding: 'utf8' });
+  if (result.error) throw result.error;
+  return { status: result.status ?? 1, output: result.stdout.trim() };
+}
+
+/** HEAD's commit, marked `-dirty` when the code under test has uncommitted changes. */
+export function codeCommit(root: string = ROOT): string {
+  const head = git(root, ['rev-parse', 'HEAD']).output;
+  const dirty = git(root, ['status', '--porcelain', '--', ...CODE_PATHS]).output !== '';
+  return dirty ? `${head}-dirty` : head;
+}
+
+/**
+ * Why a section's figures may not be current, or null when the code under test is the same in its
+ * commit as in HEAD's tree.
+ */
+export function staleness(commit: string | undefined, root: string = ROOT): string | null {
+  if (commit === undefined) return 'Measured on code of an unknown commit';
+  if (commit.endsWith('-dirty')) {
+    return `Measured on uncommitted changes to ${shortCommit(commit)}, which no commit pins`;
+  }
+  const diff = git(root, ['diff', '--quiet', commit, 'HEAD', '--', ...CODE_PATHS]);
+  if (diff.status === 0) return null;
+  return `Measured on code that has changed since: ${CODE_PATHS.join(', ')} differ between ${shortCommit(commit)} and HEAD`;
 }
 
 export function single(value: number): Spread {
@@ -64,6 +104,7 @@ export function writeReport(results: BenchmarkResult[], rounds: Report['rounds']
     ? (JSON.parse(readFileSync(JSON_FILE, 'utf8')) as Report)
     : null;
   const ranAt = new Date().toISOString();
+  const measuredOn: MeasuredOn = { commit: codeCommit(), node: process.version };
   const report: Report = {
     machine: {
       cpu: cpus()[0]?.model ?? 'unknown',
@@ -75,7 +116,7 @@ export function writeReport(results: BenchmarkResult[], rounds: Report['rounds']
     rounds,
     benchmarks: { ...(previous?.benchmarks ?? {}) },
   };
-  for (const result of results) report.benchmarks[result.name] = { ...result, ranAt };
+  for (const result of results) report.benchmarks[result.name] = { ...result, ranAt, ...measuredOn };
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(JSON_FILE, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(MARKDOWN_FILE, markdown(report));
@@ -84,12 +125,12 @@ export function writeReport(results: BenchmarkResult[], rounds: Report['rounds']
 
 const ORDER = ['read', 'read-basic', 'scale', 'write', 'lag', 'rebuild', 'memory', 'password'];
 
-export function markdown(report: Report): string {
+export function markdown(report: Report, root: string = ROOT): string {
   const { machine, rounds } = report;
   const lines = [
     '# Chronicle benchmarks: latest figures',
     '',
-    `${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}.`,
+    `${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.platform}; the last run on Node ${machine.node}.`,
     `Loads: ${rounds.warmupSeconds} s warm-up, then ${rounds.rounds} rounds of ${rounds.seconds} s; ` +
       'each figure is the median of the rounds with (min–max). How to read this: [bench/README.md](../README.md).',
     '',
@@ -97,11 +138,18 @@ export function markdown(report: Report): string {
   const names = Object.keys(report.benchmarks).sort((a, b) => rank(a) - rank(b));
   for (const name of names) {
     const result = report.benchmarks[name];
-    lines.push(`## ${name}: ${result.title}`, '', `Ran ${result.ranAt}.`, '');
+    lines.push(`## ${name}: ${result.title}`, '');
+    const warning = staleness(result.commit, root);
+    if (warning !== null) lines.push(`**${warning}: these figures may not be current.**`, '');
+    lines.push(
+      `Ran ${result.ranAt} on commit ${result.commit === undefined ? 'unknown' : shortCommit(result.commit)}, ` +
+        `Node ${result.node ?? 'unknown'}.`,
+      '',
+    );
     lines.push('| figure | value | ceiling | ratio | target | met |', '|---|---|---|---|---|---|');
     for (const item of result.figures) {
       lines.push(
-        `| ${item.name} | ${formatSpread(item.value, item.unit)} | ${
+        `| ${item.name} | ${formatValue(item)} | ${
           item.ceiling ? `${item.ceiling.name}: ${formatSpread(item.ceiling.value, item.unit)}` : ''
         } | ${item.ratio === undefined ? '' : round(item.ratio)} | ${
           item.target ? `${item.target.kind} ${item.target.bound}` : ''
@@ -114,9 +162,18 @@ export function markdown(report: Report): string {
   return `${lines.join('\n')}`;
 }
 
+function shortCommit(commit: string): string {
+  return commit.replace(/^([0-9a-f]{12})[0-9a-f]*/, '$1');
+}
+
 function rank(name: string): number {
   const index = ORDER.indexOf(name);
   return index === -1 ? ORDER.length : index;
+}
+
+/** A figure's value, marked when the load generator may have been what limited it. */
+export function formatValue(item: Figure): string {
+  return `${formatSpread(item.value, item.unit)}${item.clientBound ? ' **(client-bound)**' : ''}`;
 }
 
 export function formatSpread(value: Spread, unit: string): string {

@@ -13,6 +13,11 @@ export function spread(values: readonly number[]): Spread {
   return { median, min: sorted[0], max: sorted[sorted.length - 1] };
 }
 
+/** How far the rounds spread around their median: (max - min) / median. */
+export function variation(value: Spread): number {
+  return value.median === 0 ? 0 : (value.max - value.min) / value.median;
+}
+
 /** The value below which `fraction` of the samples fall (nearest rank). */
 export function percentile(values: readonly number[], fraction: number): number {
   if (values.length === 0) throw new RangeError('No values to summarise');

@@ -1,8 +1,9 @@
 /**
  * Summarises V8 CPU profiles (`node --cpu-prof`, or BENCH_CPU_PROF=<dir> for the bench's servers):
  * self time by function and by package, and total time (with callees) by function, heaviest first.
- * Usage: node -r @swc-node/register bench/tools/cpu-profile-summary.ts <file.cpuprofile> [top] [from-s to-s]
- * (from-s and to-s: only the samples taken that many seconds into the profile, e.g. after start-up)
+ * Usage: node -r @swc-node/register bench/tools/cpu-profile-summary.ts <file.cpuprofile> [top] [from-s to-s] [requests]
+ * (from-s and to-s: only the samples taken that many seconds into the profile, e.g. after start-up;
+ * requests: how many the server answered in that window, to show each entry in µs per request)
  */
 import { readFileSync } from 'node:fs';
 
@@ -29,7 +30,7 @@ function owner(url: string): string {
   return url === '' ? '(native/gc/idle)' : url;
 }
 
-function main(file: string, top: number, fromSeconds: number, toSeconds: number): void {
+function main(file: string, top: number, fromSeconds: number, toSeconds: number, requests: number): void {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfTime = new Map<number, number>();
@@ -66,7 +67,8 @@ function main(file: string, top: number, fromSeconds: number, toSeconds: number)
   const print = (title: string, entries: Map<string, number>): void => {
     process.stdout.write(`\n${title}\n`);
     for (const [name, time] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-      process.stdout.write(`${((100 * time) / total).toFixed(1).padStart(5)}%  ${name}\n`);
+      const perRequest = requests > 0 ? `${(time / requests).toFixed(1).padStart(7)} µs/req  ` : '';
+      process.stdout.write(`${((100 * time) / total).toFixed(1).padStart(5)}%  ${perRequest}${name}\n`);
     }
   };
   process.stdout.write(`${file}: ${(total / 1e6).toFixed(1)} s sampled\n`);
@@ -80,4 +82,5 @@ main(
   Number(process.argv[3] ?? 30),
   Number(process.argv[4] ?? 0),
   Number(process.argv[5] ?? Number.POSITIVE_INFINITY),
+  Number(process.argv[6] ?? 0),
 );

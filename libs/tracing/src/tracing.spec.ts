@@ -15,6 +15,16 @@ describe('tracing', () => {
     expect(await traced('work', () => Promise.resolve(activeTraceParent()))).toBeNull();
   });
 
+  it('off, still gives the work a span to call and its failure as a rejection', async () => {
+    expect(tracingStarted()).toBe(false);
+    const span = await traced('work', (given) => Promise.resolve(given.setAttribute('a', 1).isRecording()));
+    expect(span).toBe(false);
+    const throwing = (): Promise<never> => {
+      throw new Error('thrown before any promise');
+    };
+    await expect(traced('failing', throwing)).rejects.toThrow('thrown before any promise');
+  });
+
   it('starts with OTEL_EXPORTER_OTLP_ENDPOINT (OTLP over HTTP) and stops', async () => {
     const tracing = startTracing('test', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' });
     expect(tracing).not.toBeNull();

@@ -1,6 +1,7 @@
 import {
   type Attributes,
   context,
+  INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -18,6 +19,9 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 const tracer = () => trace.getTracer('chronicle');
 
 let started = false;
+
+/** The span work gets when this process does not trace: every call on it does nothing. */
+const NOT_RECORDED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /** Whether this process traces: hooks that cost something per request are installed only then. */
 export function tracingStarted(): boolean {
@@ -85,6 +89,9 @@ export function traced<T>(
   work: (span: Span) => Promise<T>,
   options: { attributes?: Attributes; parent?: TraceParent | null; kind?: SpanKind } = {},
 ): Promise<T> {
+  // Not tracing: no span, no context to enter (the API's no-op tracer would still make both on
+  // every command, append and batch); a rejection, as from the span's callback, whatever `work` throws.
+  if (!started) return (async () => work(NOT_RECORDED))();
   const parentContext =
     options.parent == null
       ? context.active()

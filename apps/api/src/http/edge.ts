@@ -55,7 +55,7 @@ export function edgeOptions(config: ChronicleConfig, logger: Logger): FastifyHtt
   };
 }
 
-const apiHeaders = helmetHeaders({
+const apiHeaders = constantHeaders({
   contentSecurityPolicy: {
     useDefaults: false,
     directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
@@ -63,7 +63,7 @@ const apiHeaders = helmetHeaders({
 });
 // The docs page loads its own scripts, styles and images; helmet's default policy allows exactly
 // that, less the upgrade to https, which would break it on a plain-http localhost.
-const docsHeaders = helmetHeaders({
+const docsHeaders = constantHeaders({
   contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
 });
 const DOCS_PREFIX = '/docs';
@@ -81,24 +81,26 @@ const DOCS_ASSETS = new Set([
 ]);
 
 /**
- * The headers helmet sets for a configuration. They depend on nothing in the request, so they are
- * taken once and set as one object on each reply, rather than by helmet's dozen calls a request.
+ * The headers every response of a configuration carries: helmet's, and no caching (responses
+ * carry account and user data: never cached, so no shared cache keeps a token's answer). They
+ * depend on nothing in the request, so they are taken once and set as one object on each reply,
+ * rather than by helmet's dozen calls a request.
  */
-function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, string> {
+function constantHeaders(options: Parameters<typeof helmet>[0]): Record<string, string> {
   const headers: Record<string, string> = {};
   const recorder = {
     setHeader: (name: string, value: string) => (headers[name.toLowerCase()] = value),
     removeHeader: (name: string) => delete headers[name.toLowerCase()],
   };
   helmet(options)({} as never, recorder as never, () => undefined);
+  headers['cache-control'] = 'no-store';
   return headers;
 }
 
-/** Headers on every response: helmet's security headers, the request id, and no caching. */
+/** Headers on every response: helmet's security headers, no caching, and the request id. */
 function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void {
   void reply.headers(request.url.startsWith(DOCS_PREFIX) ? docsHeaders : apiHeaders);
-  // Responses carry account and user data: never cached, so no shared cache keeps a token's answer.
-  void reply.header('x-request-id', echoedRequestId(request)).header('cache-control', 'no-store');
+  void reply.header('x-request-id', echoedRequestId(request));
 }
 
 /** Installs the edge on the Fastify instance, before Nest registers its routes. */

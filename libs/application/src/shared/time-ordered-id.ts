@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 /**
  * A UUID of version 7 (RFC 9562): the Unix time in milliseconds, then 74 random bits. Ids made
@@ -8,10 +8,10 @@ import { randomBytes } from 'node:crypto';
  * identifiers, not secrets; the time they show is the one `recordedAt` shows anyway.
  */
 export function timeOrderedId(now: number = Date.now()): string {
-  const bytes = randomBytes(16);
-  bytes.writeUIntBE(now, 0, 6);
-  bytes[6] = (bytes[6] & 0x0f) | 0x70;
-  bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  // A version 4 UUID's random bits, with its first 48 bits and its version replaced: randomUUID
+  // draws from entropy Node fetches in bulk, where randomBytes(16) asked the system every call
+  // (about 4% of a GET /customers' CPU in the profile of bench/README.md).
+  const random = randomUUID();
+  const time = now.toString(16).padStart(12, '0');
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(15)}`;
 }

@@ -1,0 +1,145 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { codeCommit, markdown, type Report } from './report';
+
+/** A git repository shaped like this one: code under apps/ and libs/, a lock file, bench results. */
+function repository(): { root: string; write(path: string, text: string): void; commit(): string } {
+  const root = mkdtempSync(join(tmpdir(), 'bench-report-'));
+  const git = (...args: string[]): string =>
+    execFileSync('git', args, {
+      cwd: root,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'Bench',
+        GIT_AUTHOR_EMAIL: 'bench@example.com',
+        GIT_COMMITTER_NAME: 'Bench',
+        GIT_COMMITTER_EMAIL: 'bench@example.com',
+      },
+    }).trim();
+  git('init', '-q');
+  const write = (path: string, text: string): void => {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  };
+  const commit = (): string => {
+    git('add', '-A');
+    git('commit', '-q', '-m', 'change');
+    return git('rev-parse', 'HEAD');
+  };
+  write('apps/api/src/main.ts', 'export {};\n');
+  write('libs/auth/src/guard.ts', 'export {};\n');
+  write('package-lock.json', '{}\n');
+  write('bench/results/latest.md', '');
+  commit();
+  return { root, write, commit };
+}
+
+function report(sections: Record<string, { commit?: string; node?: string }>): Report {
+  return {
+    machine: { cpu: 'test', cores: 2, memoryGiB: 4, node: 'v24.0.0', platform: 'linux x64' },
+    rounds: { rounds: 2, seconds: 3, warmupSeconds: 1 },
+    benchmarks: Object.fromEntries(
+      Object.entries(sections).map(([name, measuredOn]) => [
+        name,
+        {
+          name,
+          title: `the ${name} benchmark`,
+          figures: [],
+          notes: [],
+          ranAt: '2026-11-26T00:00:00.000Z',
+          ...measuredOn,
+        },
+      ]),
+    ),
+  };
+}
+
+/** The lines of one section, from its heading to the next. */
+function section(text: string, name: string): string {
+  const start = text.indexOf(`## ${name}:`);
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end === -1 ? undefined : end);
+}
+
+describe('the benchmark report', () => {
+  const roots: string[] = [];
+  const fresh = (): ReturnType<typeof repository> => {
+    const made = repository();
+    roots.push(made.root);
+    return made;
+  };
+  afterAll(() => {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+  });
+
+  it('names the commit and the Node version each section was measured on', () => {
+    const repo = fresh();
+    const head = codeCommit(repo.root);
+    const text = markdown(report({ read: { commit: head, node: 'v24.21.0' } }), repo.root);
+    expect(section(text, 'read')).toContain(
+      `Ran 2026-11-26T00:00:00.000Z on commit ${head.slice(0, 12)}, Node v24.21.0.`,
+    );
+    expect(section(text, 'read')).not.toContain('may not be current');
+  });
+
+  it('stays current when only files other than the code changed since', () => {
+    const repo = fresh();
+    const measured = codeCommit(repo.root);
+    repo.write('bench/results/latest.md', '# figures\n');
+    repo.write('docs/notes.md', 'words\n');
+    repo.commit();
+    expect(
+      section(markdown(report({ read: { commit: measured, node: 'v24.21.0' } }), repo.root), 'read'),
+    ).not.toContain('may not be current');
+  });
+
+  it.each([
+    ['apps/', 'apps/api/src/main.ts'],
+    ['libs/', 'libs/auth/src/guard.ts'],
+    ['the lock file', 'package-lock.json'],
+  ])('says at its top that a section was measured on code that has changed since, in %s', (_, path) => {
+    const repo = fresh();
+    const measured = codeCommit(repo.root);
+    repo.write(path, 'changed\n');
+    repo.commit();
+    const text = markdown(
+      report({
+        read: { commit: measured, node: 'v24.21.0' },
+        write: { commit: codeCommit(repo.root), node: 'v24.21.0' },
+      }),
+      repo.root,
+    );
+    const [heading, , warning] = section(text, 'read').split('\n');
+    expect(heading).toBe('## read: the read benchmark');
+    expect(warning).toBe(
+      `**Measured on code that has changed since: apps, libs, package-lock.json differ between ${measured.slice(0, 12)} ` +
+        'and HEAD: these figures may not be current.**',
+    );
+    expect(section(text, 'write')).not.toContain('may not be current');
+  });
+
+  it('marks a commit -dirty when the code has uncommitted changes, and such a section as not current', () => {
+    const repo = fresh();
+    const head = codeCommit(repo.root);
+    repo.write('bench/notes.md', 'not code\n');
+    expect(codeCommit(repo.root)).toBe(head);
+    repo.write('libs/auth/src/guard.ts', 'export const changed = true;\n');
+    const dirty = codeCommit(repo.root);
+    expect(dirty).toBe(`${head}-dirty`);
+    const text = section(markdown(report({ read: { commit: dirty, node: 'v24.21.0' } }), repo.root), 'read');
+    expect(text).toContain(
+      `**Measured on uncommitted changes to ${head.slice(0, 12)}-dirty, which no commit pins`,
+    );
+    expect(text).toContain(`on commit ${head.slice(0, 12)}-dirty, Node v24.21.0.`);
+  });
+
+  it('says so of a section written before commits were recorded', () => {
+    const repo = fresh();
+    const text = section(markdown(report({ read: {} }), repo.root), 'read');
+    expect(text).toContain('**Measured on code of an unknown commit: these figures may not be current.**');
+    expect(text).toContain('on commit unknown, Node unknown.');
+  });
+});
