@@ -259,6 +259,16 @@ describe('the HTTP edge', () => {
       expect(unknown.headers.get('content-type')).toMatch(PROBLEM);
     });
 
+    it('answers 405 first when unframed bytes follow the request, as a body on GET without a length', async () => {
+      // HTTP/1.1 reads the bytes as a next request the parser refuses: the answers keep their order.
+      const answer = await rawExchange(
+        subject.url,
+        'GET /api/v1/account/password HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n{"email":"a@a.aa"}',
+      );
+      expect(statusOf(answer)).toBe(405);
+      expect(answer).toMatch(/^allow: PUT, OPTIONS$/im);
+    });
+
     it('still answers a method on an unknown path with 404', async () => {
       const response = await fetch(`${subject.url}/nowhere`, { method: 'PUT' });
       expect(response.status).toBe(404);
