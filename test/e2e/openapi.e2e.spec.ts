@@ -15,6 +15,7 @@ import {
   USER_FIELD_NAMES,
 } from '@chronicle/domain';
 import { POSITION_PATTERN } from '@chronicle/event-store';
+import { ENTITY_TAGS_SCHEMA } from '../../apps/api/src/http/entity-tags';
 import { startTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -166,28 +167,78 @@ describe('the OpenAPI document', () => {
     expect(example).toMatchObject({ type: 'invalid-reset-token', status: 400, title: 'Bad Request' });
   });
 
+  /** An operation's JSON body schema. */
+  const bodySchema = (path: string, method: string, mediaType = 'application/json') =>
+    document.paths[path][method].requestBody.content[mediaType].schema as {
+      properties: Record<string, unknown>;
+      required?: string[];
+      additionalProperties: boolean;
+    };
+
   it("takes the customer schemas from the one declaration of a customer's fields", () => {
-    const { CustomerDto, NewCustomerDto } = document.components.schemas;
-    const patch = document.paths['/customers/{id}'].patch.requestBody.content['application/merge-patch+json']
-      .schema as { properties: object; required?: string[]; additionalProperties: boolean };
+    const { CustomerDto } = document.components.schemas;
+    const created = bodySchema('/customers', 'post');
+    const patch = bodySchema('/customers/{id}', 'patch', 'application/merge-patch+json');
     expect(Object.keys(CustomerDto.properties)).toEqual(['id', ...CUSTOMER_FIELD_NAMES]);
-    expect(Object.keys(NewCustomerDto.properties)).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
-    expect(NewCustomerDto.required).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
+    expect(Object.keys(created.properties)).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
+    expect(created.required).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
+    expect(created.additionalProperties).toBe(false);
     expect(Object.keys(patch.properties)).toEqual(CUSTOMER_CLIENT_FIELD_NAMES);
     expect(patch.required).toBeUndefined();
     expect(patch.additionalProperties).toBe(false);
-    expect(NewCustomerDto.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
+    expect(created.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
     expect(Object.keys(document.paths['/customers'])).toEqual(['get', 'post']);
     expect(Object.keys(document.paths['/customers/{id}'])).toEqual(['get', 'patch']);
   });
 
+  it("states the customer routes' path and entity-tag parameters as the service takes them", () => {
+    const read = parameters('/customers/{id}', 'get');
+    const change = parameters('/customers/{id}', 'patch');
+    // The service takes 1 to 15 digits without a leading zero.
+    for (const given of [read, change])
+      expect(given.id).toEqual({ type: 'integer', minimum: 1, maximum: 1e15 - 1 });
+    expect(read['If-None-Match']).toEqual(ENTITY_TAGS_SCHEMA);
+    expect(change['If-Match']).toEqual(ENTITY_TAGS_SCHEMA);
+  });
+
   it("takes a new account's schema from the one declaration of what opens an account", () => {
-    const { NewAccountDto } = document.components.schemas;
-    expect(Object.keys(NewAccountDto.properties).sort()).toEqual(
+    const account = bodySchema('/api/v1/accounts', 'post');
+    expect(Object.keys(account.properties).sort()).toEqual(
       [...Object.keys(NEW_ACCOUNT_FIELDS), 'roles'].sort(),
     );
-    expect(NewAccountDto.required).toEqual(Object.keys(NEW_ACCOUNT_FIELDS));
-    expect(NewAccountDto.properties.age).toMatchObject({ type: 'integer', minimum: 0, maximum: 150 });
+    expect(account.required).toEqual(Object.keys(NEW_ACCOUNT_FIELDS));
+    expect(account.additionalProperties).toBe(false);
+    expect(account.properties.age).toMatchObject({ type: 'integer', minimum: 0, maximum: 150 });
     expect(Object.keys(document.paths['/api/v1/accounts'])).toEqual(['post']);
+  });
+
+  it('declares on every POST and PATCH the refusals its Idempotency-Key may bring, beside its own', () => {
+    const writes = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.keys(methods)
+        .filter((method) => method === 'post' || method === 'patch')
+        .map((method) => [path, method]),
+    );
+    expect(writes.length).toBeGreaterThan(4);
+    for (const [path, method] of writes) {
+      expect({ path, method, refusals: refusals(path, method, 409) }).toEqual({
+        path,
+        method,
+        refusals: expect.arrayContaining(['idempotency-key-in-flight']),
+      });
+      expect({ path, method, refusals: refusals(path, method, 422) }).toEqual({
+        path,
+        method,
+        refusals: expect.arrayContaining(['idempotency-key-reused']),
+      });
+    }
+    expect(refusals('/customers/{id}', 'patch', 409)).toEqual(['conflict', 'idempotency-key-in-flight']);
+    expect(refusals('/api/v1/accounts', 'post', 409)).toEqual(['email-taken', 'idempotency-key-in-flight']);
+  });
+
+  it('declares the semantic refusals of the customer and account routes', () => {
+    expect(refusals('/customers/{id}', 'get', 404)).toEqual(['not-found']);
+    expect(refusals('/customers/{id}', 'patch', 404)).toEqual(['not-found']);
+    expect(refusals('/customers/{id}', 'patch', 412)).toEqual(['precondition-failed']);
+    expect(refusals('/api/v1/audit/verify', 'get', 400)).toEqual(['invalid-parameters']);
   });
 });

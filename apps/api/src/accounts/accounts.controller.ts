@@ -1,25 +1,17 @@
 import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import {
-  ApiBody,
-  ApiCreatedResponse,
-  ApiExtraModels,
-  ApiOperation,
-  ApiTags,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { CommandContext, OpenAccountCommand } from '@chronicle/application';
+import { CommandContext, EmailTakenError, OpenAccountCommand } from '@chronicle/application';
 import { Allow } from '@chronicle/auth';
 import { Consumes, JSON_MEDIA_TYPE } from '../http/edge';
-import { ApiCredentials, ApiProblems } from '../http/openapi';
+import { ApiCredentials, ApiProblems, refusal } from '../http/openapi';
 import { requireJsonObject } from '../http/validation';
 import { WriteContext } from '../http/write-context.decorator';
-import { AccountCreatedDto, NewAccountDto } from './new-account.dto';
+import { AccountCreatedDto, NEW_ACCOUNT_SCHEMA } from './new-account.dto';
 
 @ApiTags('account')
 @ApiCredentials()
-@ApiExtraModels(NewAccountDto)
 @Controller('api/v1/accounts')
 export class AccountsController {
   constructor(private readonly commands: CommandBus) {}
@@ -37,7 +29,7 @@ export class AccountsController {
   })
   @ApiBody({
     required: true,
-    schema: { $ref: getSchemaPath(NewAccountDto) },
+    schema: NEW_ACCOUNT_SCHEMA,
     examples: {
       user: { value: { email: 'grace@example.com', name: 'Grace Hopper', age: 45 } },
       admin: { value: { email: 'ada@example.com', name: 'Ada Lovelace', age: 36, roles: ['admin'] } },
@@ -48,7 +40,15 @@ export class AccountsController {
     description: 'The account and its user; the invitation e-mail follows.',
     headers: { Location: { description: 'The new user: /users/{userId}.', schema: { type: 'string' } } },
   })
-  @ApiProblems(400, 401, 403, 409, 413, 415, 422)
+  @ApiProblems(
+    400,
+    401,
+    403,
+    413,
+    415,
+    422,
+    refusal(new EmailTakenError(), 'an account already has this e-mail address.'),
+  )
   async create(
     @Body() body: unknown,
     @WriteContext() context: CommandContext,

@@ -1,23 +1,20 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { GRANTABLE_ROLES, NEW_ACCOUNT_FIELDS } from '@chronicle/domain';
-import { declareFields } from '../http/openapi';
+import { newRecordSchema } from '../http/openapi';
 
-/** POST /api/v1/accounts: the declared fields of a new account, and the roles it is given. */
-export class NewAccountDto {
-  @ApiPropertyOptional({
-    type: 'array',
-    items: { type: 'string', enum: [...GRANTABLE_ROLES] },
-    maxItems: 1,
-    uniqueItems: true,
-    description: 'Absent or empty: a user. An auditor holds no other role.',
-  })
-  roles?: string[];
-}
-declareFields(
-  NewAccountDto.prototype,
+/** POST /api/v1/accounts: the declared fields of a new account, the roles it is given, nothing else. */
+export const NEW_ACCOUNT_SCHEMA = newRecordSchema(
   NEW_ACCOUNT_FIELDS,
   Object.keys(NEW_ACCOUNT_FIELDS) as (keyof typeof NEW_ACCOUNT_FIELDS)[],
-  true,
+  {
+    roles: {
+      type: 'array',
+      items: { type: 'string', enum: [...GRANTABLE_ROLES] },
+      maxItems: 1,
+      uniqueItems: true,
+      description: 'Absent or empty: a user. An auditor holds no other role.',
+    },
+  },
 );
 
 export class AccountCreatedDto {

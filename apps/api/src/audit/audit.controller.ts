@@ -1,7 +1,7 @@
 import { Controller, Get, Headers, Query, Req, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
+import { ApiCredentials, ApiProblems, ApiQueryFrom, refusal } from '../http/openapi';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   AUDIT_CSV_HEADER,
@@ -44,6 +44,18 @@ const AUDIT_REPRESENTATIONS = new RepresentationOffers<'json' | 'csv'>([
   ['application/json', 'json'],
   [AUDIT_CSV_MEDIA_TYPE, 'csv'],
 ]);
+
+/** The 400 of a `seal` that is not the JSON of a seal. */
+const invalidSeal = () =>
+  invalidParameters([
+    { field: 'seal', message: 'seal must be the JSON of a seal { position, hash, recordedAt, signature }' },
+  ]);
+
+/** The document's word on it: a string parameter's JSON content is beyond what its schema checks. */
+const INVALID_SEAL = refusal(
+  invalidSeal(),
+  'seal is not the JSON text of a seal { position, hash, recordedAt, signature }.',
+);
 
 @ApiTags('audit')
 @ApiExtraModels(AuthProvenanceDto)
@@ -136,7 +148,7 @@ export class AuditController {
     description: 'Whether the chain holds (and the seal, when given); `firstBroken` names where it breaks.',
     headers: { [CHAIN_BROKEN_HEADER]: CHAIN_BROKEN_HEADER_DOC },
   })
-  @ApiProblems(400, 401, 403)
+  @ApiProblems(401, 403, INVALID_SEAL)
   async verify(
     @Query() query: VerifyAuditQueryDto,
     @Req() request: FastifyRequest,
@@ -185,10 +197,6 @@ function sealParameter(text: string) {
     // Not JSON: the same 400 as JSON that is not a seal.
   }
   const seal = parseSeal(parsed);
-  if (seal === null) {
-    throw invalidParameters([
-      { field: 'seal', message: 'seal must be the JSON of a seal { position, hash, recordedAt, signature }' },
-    ]);
-  }
+  if (seal === null) throw invalidSeal();
   return seal;
 }

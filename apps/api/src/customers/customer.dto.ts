@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CUSTOMER_CLIENT_FIELD_NAMES, CUSTOMER_FIELD_NAMES, CUSTOMER_FIELDS } from '@chronicle/domain';
-import { declareFields, mergePatchSchema } from '../http/openapi';
+import { declareFields, mergePatchSchema, newRecordSchema } from '../http/openapi';
 
 // The document's customer schemas, built from the one declaration of a customer's fields.
 
@@ -11,9 +11,8 @@ export class CustomerDto {
 }
 declareFields(CustomerDto.prototype, CUSTOMER_FIELDS, CUSTOMER_FIELD_NAMES, true);
 
-/** POST /customers: every field a client sets. */
-export class NewCustomerDto {}
-declareFields(NewCustomerDto.prototype, CUSTOMER_FIELDS, CUSTOMER_CLIENT_FIELD_NAMES, true);
+/** POST /customers: every field a client sets, and nothing else. */
+export const NEW_CUSTOMER_SCHEMA = newRecordSchema(CUSTOMER_FIELDS, CUSTOMER_CLIENT_FIELD_NAMES);
 
 /** A merge patch: any of the fields a client sets, and nothing else (the aggregate refuses the rest). */
 export const CUSTOMER_PATCH_SCHEMA = mergePatchSchema(

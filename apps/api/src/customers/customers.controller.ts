@@ -10,23 +10,24 @@ import {
   ApiOperation,
   ApiParam,
   ApiTags,
-  getSchemaPath,
   ApiExtraModels,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import {
   ChangeCustomerCommand,
   CommandContext,
+  ConcurrencyConflictError,
   CustomerResult,
   GetCustomerQuery,
   ListCustomersQuery,
+  PreconditionFailedError,
   RegisterCustomerCommand,
 } from '@chronicle/application';
 import { Allow } from '@chronicle/auth';
 import { customerRecord, NotFoundError } from '@chronicle/domain';
 import { Consumes, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
-import { etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
-import { ApiCredentials, ApiProblems, ApiQueryFrom } from '../http/openapi';
+import { ENTITY_TAGS_SCHEMA, etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
+import { ApiCredentials, ApiProblems, ApiQueryFrom, refusal } from '../http/openapi';
 import {
   AuthenticatedQueryDto,
   pageHeaders,
@@ -36,24 +37,26 @@ import {
 } from '../http/paging';
 import { requireJsonObject } from '../http/validation';
 import { WriteContext } from '../http/write-context.decorator';
-import { CUSTOMER_PATCH_SCHEMA, CustomerDto, NewCustomerDto } from './customer.dto';
+import { CUSTOMER_PATCH_SCHEMA, CustomerDto, NEW_CUSTOMER_SCHEMA } from './customer.dto';
 import { ListCustomersQueryDto } from './list-customers.dto';
 
 const ETAG_HEADER = {
   description: "The customer's version; send it as If-Match or If-None-Match.",
   schema: { type: 'string' },
 };
+/** A customer number as a path segment: digits, within the integers ids are. */
+const CUSTOMER_ID_PATTERN = /^[1-9]\d{0,14}$/;
+/** The numbers CUSTOMER_ID_PATTERN takes, as the document states them. */
 const CUSTOMER_ID = {
   name: 'id',
   description: "The customer's number.",
-  schema: { type: 'integer', minimum: 1 },
+  schema: { type: 'integer', minimum: 1, maximum: 10 ** 15 - 1 },
 };
-/** A customer number as a path segment: digits, within the integers ids are. */
-const CUSTOMER_ID_PATTERN = /^[1-9]\d{0,14}$/;
+const UNKNOWN_CUSTOMER = refusal(new NotFoundError('Customer'), 'no customer has this number.');
 
 @ApiTags('customers')
 @ApiCredentials()
-@ApiExtraModels(CustomerDto, NewCustomerDto)
+@ApiExtraModels(CustomerDto)
 @Controller('customers')
 export class CustomersController {
   constructor(
@@ -94,7 +97,7 @@ export class CustomersController {
   @ApiOperation({ summary: 'Register a customer under the next customer number (admin)' })
   @ApiBody({
     required: true,
-    schema: { $ref: getSchemaPath(NewCustomerDto) },
+    schema: NEW_CUSTOMER_SCHEMA,
     examples: { customer: { value: { name: 'Ada Lovelace', email: 'ada@example.com' } } },
   })
   @ApiCreatedResponse({
@@ -105,7 +108,7 @@ export class CustomersController {
       ETag: ETAG_HEADER,
     },
   })
-  @ApiProblems(400, 401, 403, 409, 413, 415, 422)
+  @ApiProblems(400, 401, 403, 413, 415, 422)
   async create(
     @Body() body: unknown,
     @WriteContext() context: CommandContext,
@@ -123,13 +126,18 @@ export class CustomersController {
     summary: 'Read a customer, reflecting every write answered before the request (users and admins)',
   })
   @ApiParam(CUSTOMER_ID)
-  @ApiHeader({ name: 'If-None-Match', required: false, description: 'An ETag held: 304 while it is current' })
+  @ApiHeader({
+    name: 'If-None-Match',
+    required: false,
+    description: 'An ETag held: 304 while it is current',
+    schema: ENTITY_TAGS_SCHEMA,
+  })
   @ApiOkResponse({ type: CustomerDto, description: 'The customer record.', headers: { ETag: ETAG_HEADER } })
   @ApiNotModifiedResponse({
     description: 'If-None-Match names the current version.',
     headers: { ETag: ETAG_HEADER },
   })
-  @ApiProblems(400, 401, 403, 404)
+  @ApiProblems(400, 401, 403, UNKNOWN_CUSTOMER)
   async get(
     @Param('id') id: string,
     // No parameters but the credential: an unknown one is a 400, as on every route that reads.
@@ -157,13 +165,31 @@ export class CustomersController {
     schema: CUSTOMER_PATCH_SCHEMA,
     examples: { email: { summary: 'Change the e-mail address', value: { email: 'ada@analytical.example' } } },
   })
-  @ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the version being changed' })
+  @ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description: 'The ETag of the version being changed',
+    schema: ENTITY_TAGS_SCHEMA,
+  })
   @ApiOkResponse({
     type: CustomerDto,
     description: 'The customer as changed.',
     headers: { ETag: ETAG_HEADER },
   })
-  @ApiProblems(400, 401, 403, 404, 409, 412, 413, 415, 422)
+  @ApiProblems(
+    400,
+    401,
+    403,
+    413,
+    415,
+    422,
+    UNKNOWN_CUSTOMER,
+    refusal(
+      new PreconditionFailedError(1),
+      "If-Match names a version other than the customer's current one.",
+    ),
+    refusal(new ConcurrencyConflictError('customer'), 'the customer kept changing under concurrent writes.'),
+  )
   async patch(
     @Param('id') id: string,
     @Body() body: unknown,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Server, STATUS_CODES } from 'node:http';
+import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { NotFoundException } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
@@ -231,6 +231,13 @@ const CLIENT_ERRORS: Record<string, number> = {
  */
 function answerClientError(error: Error & { code?: string }, socket: Socket, logger: Logger): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // The bytes refused may follow a request still being answered (a body sent without a length):
+  // HTTP/1.1 answers in order, so its answer leaves first. Node's own handler reads the same field.
+  const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (answering && !answering.writableFinished) {
+    answering.once('close', () => answerClientError(error, socket, logger));
+    return;
+  }
   if (socket.writable) {
     const status = CLIENT_ERRORS[error.code ?? ''] ?? 400;
     const body = JSON.stringify({

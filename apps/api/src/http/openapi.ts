@@ -11,12 +11,13 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { OpenAPIObject } from '@nestjs/swagger';
+import type { ResponsesObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { TooManyAttemptsError } from '@chronicle/application';
 import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { FieldDeclarations } from '@chronicle/domain';
 import { Problem, PROBLEM_CONTENT_TYPE, toProblem } from './problem-details';
 import { dtoSchemaOf } from './validation';
-import { IDEMPOTENCY_KEY_SCHEMA } from '../idempotency/idempotency-keys';
+import { IDEMPOTENCY_KEY_SCHEMA, keyInFlight, keyReused } from '../idempotency/idempotency-keys';
 
 class FieldErrorDto {
   @ApiProperty({ example: 'age' })
@@ -66,11 +67,11 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   403: 'Authenticated, but not allowed.',
   404: 'No such resource.',
   406: 'None of the media types in Accept is offered; the problem lists the supported ones.',
-  409: 'The change conflicted with another one, even after retrying; or the first request with this Idempotency-Key is still running.',
+  409: 'The request conflicts with the current state or with another request.',
   412: "If-Match does not name the resource's current version; nothing changed.",
   413: 'The body is larger than 64 KiB.',
   415: 'The body is of a media type this operation does not take.',
-  422: 'Well-formed, but a value breaks a rule; or the Idempotency-Key was used for another request.',
+  422: 'Well-formed, but a value breaks a rule.',
   429: 'Rate limited (failed password checks or reset requests per client and per address, in 15 minutes).',
 };
 
@@ -103,33 +104,35 @@ export function ApiProblems(...answers: (keyof typeof PROBLEM_DESCRIPTIONS | Ref
   return applyDecorators(
     ApiExtraModels(ProblemDto),
     ...[...refusals].map(([status, declared]) =>
-      ApiResponse({
-        status,
-        description: [
-          PROBLEM_DESCRIPTIONS[status],
-          ...declared.map(({ why, rendered }) => `\`${rendered.type}\`: ${why}`),
-        ].join(' '),
-        content: {
-          [PROBLEM_CONTENT_TYPE]: {
-            schema: { $ref: getSchemaPath(ProblemDto) },
-            ...(declared.length === 0
-              ? {}
-              : {
-                  examples: Object.fromEntries(
-                    declared.map(({ why, rendered }) => [rendered.type, { summary: why, value: rendered }]),
-                  ),
-                }),
-          },
-        },
-        headers: {
-          ...(status === 401 ? { 'WWW-Authenticate': HEADER_DESCRIPTIONS['WWW-Authenticate'] } : {}),
-          ...(status === 429 ? { 'Retry-After': HEADER_DESCRIPTIONS['Retry-After'] } : {}),
-          ...(status === 415 ? { 'Accept-Patch': HEADER_DESCRIPTIONS['Accept-Patch'] } : {}),
-        },
-      }),
+      ApiResponse({ status, ...problemResponse(status, declared) }),
     ),
   );
 }
+
+/** What a refusal adds to its status's description. */
+const describe = ({ why, rendered }: Refusal) => `\`${rendered.type}\`: ${why}`;
+
+/** The document's response of `status` in problem details, with `declared` as its examples. */
+function problemResponse(status: number, declared: Refusal[]) {
+  return {
+    description: [PROBLEM_DESCRIPTIONS[status], ...declared.map(describe)].join(' '),
+    content: {
+      [PROBLEM_CONTENT_TYPE]: {
+        schema: { $ref: getSchemaPath(ProblemDto) },
+        ...(declared.length === 0 ? {} : { examples: examplesOf(declared) }),
+      },
+    },
+    headers: {
+      ...(status === 401 ? { 'WWW-Authenticate': HEADER_DESCRIPTIONS['WWW-Authenticate'] } : {}),
+      ...(status === 429 ? { 'Retry-After': HEADER_DESCRIPTIONS['Retry-After'] } : {}),
+      ...(status === 415 ? { 'Accept-Patch': HEADER_DESCRIPTIONS['Accept-Patch'] } : {}),
+    },
+  };
+}
+
+/** Each refusal as an example named by its problem type. */
+const examplesOf = (declared: Refusal[]) =>
+  Object.fromEntries(declared.map(({ why, rendered }) => [rendered.type, { summary: why, value: rendered }]));
 
 /** Any request under a limit (failed password checks, reset requests) may meet it. */
 export const RATE_LIMITED = refusal(
@@ -193,15 +196,35 @@ export function declareFields<D extends FieldDeclarations>(
   for (const field of fields) decorate(fieldSchema(declaration, field, note))(dto, field);
 }
 
+/** The schemas of `fields` of a declaration, by name, with a `note` added to each. */
+const fieldSchemas = <D extends FieldDeclarations>(
+  declaration: D,
+  fields: readonly (keyof D & string)[],
+  note?: string,
+) => Object.fromEntries(fields.map((field) => [field, fieldSchema(declaration, field, note)]));
+
 /** A merge patch (RFC 7396) of `fields`: any of them, and nothing else (the aggregate refuses the rest). */
 export function mergePatchSchema<D extends FieldDeclarations>(
   declaration: D,
   fields: readonly (keyof D & string)[],
   note: string,
 ) {
+  return { type: 'object', properties: fieldSchemas(declaration, fields, note), additionalProperties: false };
+}
+
+/**
+ * A new record's body: every one of `fields`, the `optional` members beside them, and nothing
+ * else (the declaration's parser refuses the rest).
+ */
+export function newRecordSchema<D extends FieldDeclarations>(
+  declaration: D,
+  fields: readonly (keyof D & string)[],
+  optional: Record<string, object> = {},
+) {
   return {
     type: 'object',
-    properties: Object.fromEntries(fields.map((field) => [field, fieldSchema(declaration, field, note)])),
+    properties: { ...fieldSchemas(declaration, fields), ...optional },
+    required: [...fields],
     additionalProperties: false,
   };
 }
@@ -222,6 +245,28 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   schema: IDEMPOTENCY_KEY_SCHEMA,
 };
 
+/** What a request valid under the document may meet for its Idempotency-Key. */
+const IDEMPOTENCY_REFUSALS = [
+  refusal(
+    keyInFlight(),
+    'the first request with this Idempotency-Key is still running; retry when it is answered.',
+  ),
+  refusal(keyReused(), 'this Idempotency-Key was used for another request (method, path or body).'),
+];
+
+/** Declares `declared` on an operation's responses, beside the refusals its status already lists. */
+function addRefusal(responses: ResponsesObject, declared: Refusal): void {
+  const status = declared.rendered.status;
+  const response = responses[status] as ReturnType<typeof problemResponse> | undefined;
+  if (response === undefined) {
+    responses[status] = problemResponse(status, [declared]);
+    return;
+  }
+  response.description = `${response.description} ${describe(declared)}`;
+  const media = response.content[PROBLEM_CONTENT_TYPE] as { examples?: Record<string, unknown> };
+  media.examples = { ...media.examples, ...examplesOf([declared]) };
+}
+
 /**
  * What every operation shares, added once: the X-Request-Id header on every response, and a
  * default response in problem details for what any request may meet (a timeout, an outage).
@@ -240,12 +285,7 @@ export function completeDocument(document: OpenAPIObject, publicBaseUrl: string)
       if (method === 'post' || method === 'patch') {
         // Idempotency-Key is taken by every POST and PATCH, with the answers it may bring.
         operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
-        for (const status of [409, 422] as const) {
-          operation.responses[status] ??= {
-            description: PROBLEM_DESCRIPTIONS[status],
-            content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDto) } } },
-          };
-        }
+        for (const declared of IDEMPOTENCY_REFUSALS) addRefusal(operation.responses, declared);
       }
       operation.responses.default ??= {
         description: 'Any other error (a timeout, an unavailable store), as problem details.',

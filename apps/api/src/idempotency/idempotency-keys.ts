@@ -65,6 +65,22 @@ export function parseIdempotencyKey(header: string): string {
   return key;
 }
 
+/** Another request (method, path or body) under a key already used: 422. */
+export const keyReused = () =>
+  new UnprocessableEntityException({
+    type: 'idempotency-key-reused',
+    title: 'Idempotency-Key reused',
+    detail: 'This Idempotency-Key was used for another request (method, path or body).',
+  });
+
+/** The same request again while the first under its key still runs: 409. */
+export const keyInFlight = () =>
+  new ConflictException({
+    type: 'idempotency-key-in-flight',
+    title: 'Idempotency-Key in flight',
+    detail: 'The first request with this Idempotency-Key is still running; retry when it has been answered.',
+  });
+
 /**
  * Idempotency-Key on POST and PATCH (IETF httpapi draft), per account: the first request under a
  * key runs and its answer is kept (sealed: it may hold an access token) for 24 hours; the same
@@ -112,19 +128,10 @@ export class IdempotencyKeys implements OnApplicationShutdown {
       };
     }
     if (held.fingerprint !== fingerprint) {
-      throw new UnprocessableEntityException({
-        type: 'idempotency-key-reused',
-        title: 'Idempotency-Key reused',
-        detail: 'This Idempotency-Key was used for another request (method, path or body).',
-      });
+      throw keyReused();
     }
     if (held.response === null) {
-      throw new ConflictException({
-        type: 'idempotency-key-in-flight',
-        title: 'Idempotency-Key in flight',
-        detail:
-          'The first request with this Idempotency-Key is still running; retry when it has been answered.',
-      });
+      throw keyInFlight();
     }
     return { replay: this.unseal(held.response) };
   }

@@ -40,13 +40,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 }
 
-/** Keeps the answer of a request that holds its key, before it leaves: a retry that follows finds it. */
+/**
+ * Keeps the answer of a request that holds its key, before it leaves: a retry that follows finds it.
+ * Any other answer passes at once, in the same tick: an async hook would hold every answer back a
+ * turn, and the parser's 400 for bytes pipelined behind a request would leave before that request's
+ * own answer.
+ */
 export function keepAnswers(fastify: FastifyInstance): void {
-  fastify.addHook('onSend', async (request: Held, reply, payload) => {
+  fastify.addHook('onSend', (request: Held, reply, payload, done) => {
     const held = request[HELD];
-    if (held === undefined) return payload;
+    if (held === undefined) return done(null, payload);
     delete request[HELD];
-    await held.finish(reply.statusCode, reply.getHeaders(), payload);
-    return payload;
+    held.finish(reply.statusCode, reply.getHeaders(), payload).then(
+      () => done(null, payload),
+      (error: Error) => done(error),
+    );
   });
 }
