@@ -10,6 +10,7 @@ import {
   compareLoads,
   type LoadComparison,
   loadFigures,
+  type LoadTarget,
   loadNotes,
   ROUND_SECONDS,
   WARMUP_SECONDS,
@@ -22,6 +23,7 @@ import type { Benchmark } from './benchmark';
 const USERS = 1_000;
 const CONNECTIONS = 64;
 const PATCHES = 'PATCH /users/{id}';
+const KEYED = 'PATCH /users/{id} with Idempotency-Key';
 const BARE = 'bare Fastify route appending the same event';
 const APPENDS = 'sequential single-event appends/s, same store and durability';
 
@@ -36,28 +38,59 @@ interface WriteRun {
   lagSamples: number;
 }
 
+/** Requests per second a keyed list is sized for at least: about 3x what these PATCHes reach on 2 cores. */
+const KEYED_RATE_FLOOR = 10_000;
+/** How far past the fastest keyed load seen so far the next keyed lists reach. */
+const KEYED_MARGIN = 2;
+/**
+ * The last request of every keyed list: it answers 404, and any non-2xx aborts the load, so a
+ * connection that ran through its list (and would next resend a key: a replay) stops the bench.
+ */
+const KEYS_EXHAUSTED = '/bench-keyed-requests-exhausted';
+
+interface PatchLists {
+  /** Without a key: each connection walks its users twice, once per age, again and again. */
+  plain(): autocannon.Request[][];
+  /** With an Idempotency-Key never used before in the run on every request, `perConnection` of them. */
+  keyed(perConnection: number): autocannon.Request[][];
+}
+
 /**
  * PATCHes built before each load: one list per connection, each on its own users (so that no two
  * connections patch one user at once), every patch changing the age so that each appends an
- * event. A load alternates two ages of its own, none the load before used: its first patch of a
- * user changes the age too.
+ * event. A load alternates two ages of its own, none the load before used (the lists of one
+ * server share the count): its first patch of a user changes the age too.
  */
-function patches(token: string, userIds: string[]): () => autocannon.Request[][] {
+function patches(token: string, userIds: string[]): PatchLists {
   let loads = 0;
+  let keys = 0;
+  const run = randomUUID();
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/merge-patch+json' };
-  return () => {
-    const base = 18 + ((2 * loads++) % 80);
-    return Array.from({ length: CONNECTIONS }, (_, connection) => {
-      const own = userIds.filter((_, index) => index % CONNECTIONS === connection);
-      return [base, base + 1].flatMap((age) =>
-        own.map((userId) => ({
-          method: 'PATCH',
-          path: `/users/${userId}`,
-          headers,
-          body: JSON.stringify({ age }),
-        })),
-      );
-    });
+  const owned = Array.from({ length: CONNECTIONS }, (_, connection) =>
+    userIds.filter((_, index) => index % CONNECTIONS === connection),
+  );
+  const patch = (userId: string, age: number, extra?: Record<string, string>): autocannon.Request => ({
+    method: 'PATCH',
+    path: `/users/${userId}`,
+    headers: extra ? { ...headers, ...extra } : headers,
+    body: JSON.stringify({ age }),
+  });
+  return {
+    plain() {
+      const base = 18 + ((2 * loads++) % 80);
+      return owned.map((own) => [base, base + 1].flatMap((age) => own.map((userId) => patch(userId, age))));
+    },
+    keyed(perConnection) {
+      const base = 18 + ((2 * loads++) % 80);
+      return owned.map((own) => [
+        ...Array.from({ length: perConnection }, (_, index) =>
+          patch(own[index % own.length], base + (Math.floor(index / own.length) % 2), {
+            'idempotency-key': `${run}-${keys++}`,
+          }),
+        ),
+        { method: 'GET', path: KEYS_EXHAUSTED },
+      ]);
+    },
   };
 }
 
@@ -132,6 +165,26 @@ function measure(): Promise<WriteRun> {
       const appends: { perSecond: number; cpuMs: number }[] = [];
       const fsyncs: number[] = [];
       const lags: number[][] = [];
+      const harnessPatches = patches(token, userIds);
+      // The fastest keyed load so far: the next keyed lists reach KEYED_MARGIN times past it.
+      let keyedRate = 0;
+      // The lag observer on at full load, as in the PATCH rounds, and off at the offered rate.
+      const observe =
+        (record: boolean): NonNullable<LoadTarget['observe']> =>
+        async (phase) => {
+          if (phase !== 'full') {
+            await ask('quiet');
+            return async () => {};
+          }
+          const before = await ask('observe');
+          return async (result) => {
+            const after = await ask('stats');
+            if (!record) return;
+            // Fsyncs and lag under the full load (the stats taken before reset the lags).
+            fsyncs.push((after.commits - before.commits) / result.requests);
+            if (after.lags.length > 0) lags.push(after.lags);
+          };
+        };
       const comparison = await compareLoads(
         [
           {
@@ -139,26 +192,34 @@ function measure(): Promise<WriteRun> {
             url: bare.url,
             pid: bare.pid,
             connections: CONNECTIONS,
-            requests: patches(token, userIds),
+            requests: patches(token, userIds).plain,
           },
           {
             name: PATCHES,
             url: harness.url,
             pid: harness.pid,
             connections: CONNECTIONS,
-            requests: patches(token, userIds),
-            // Fsyncs and lag under the full load (the stats taken before reset the lags); the
-            // observer off while the CPU per request is measured.
+            requests: harnessPatches.plain,
+            observe: observe(true),
+          },
+          {
+            name: KEYED,
+            url: harness.url,
+            pid: harness.pid,
+            connections: CONNECTIONS,
+            requests: () =>
+              harnessPatches.keyed(
+                Math.ceil(
+                  (Math.max(KEYED_RATE_FLOOR, KEYED_MARGIN * keyedRate) *
+                    Math.max(ROUND_SECONDS, WARMUP_SECONDS)) /
+                    CONNECTIONS,
+                ),
+              ),
             observe: async (phase) => {
-              if (phase !== 'full') {
-                await ask('quiet');
-                return async () => {};
-              }
-              const before = await ask('observe');
+              const done = await observe(false)(phase);
               return async (result) => {
-                const after = await ask('stats');
-                fsyncs.push((after.commits - before.commits) / result.requests);
-                if (after.lags.length > 0) lags.push(after.lags);
+                keyedRate = Math.max(keyedRate, result.requests / result.seconds);
+                await done(result);
               };
             },
           },
@@ -197,7 +258,11 @@ export const write: Benchmark = {
     const run = await measure();
     const patchFigures = run.comparison.targets.get(PATCHES);
     const bareFigures = run.comparison.targets.get(BARE);
-    if (!patchFigures || !bareFigures) throw new Error(`No figures for ${PATCHES} or ${BARE}`);
+    const keyedFigures = run.comparison.targets.get(KEYED);
+    if (!patchFigures || !bareFigures || !keyedFigures) {
+      throw new Error(`No figures for ${PATCHES}, ${BARE} or ${KEYED}`);
+    }
+    const keyCostUs = 1000 * (keyedFigures.cpuMsPerRequest.median - patchFigures.cpuMsPerRequest.median);
     return {
       name: this.name,
       title: this.title,
@@ -207,6 +272,13 @@ export const write: Benchmark = {
           subject: patchFigures,
           ceiling: { name: BARE, figures: bareFigures },
           target: { kind: '>=', bound: 0.7 },
+        }),
+        ...loadFigures({
+          label: 'PATCH with Idempotency-Key',
+          subject: keyedFigures,
+          ceiling: { name: `${PATCHES} without Idempotency-Key`, figures: patchFigures },
+          target: { kind: '>=', bound: 0.9 },
+          throughputTarget: { kind: '>=', bound: 0.9 },
         }),
         figure({
           name: 'PATCH requests/s at full load, against sequential appends',
@@ -229,7 +301,14 @@ export const write: Benchmark = {
         `The first ceiling (${BARE}, bench/ceilings/bare-write-server.ts, its own process and store) appends ` +
           'the same UserPatched event with the same metadata through the same store code (group commit, WAL, ' +
           'synchronous=FULL) and answers the user with its ETag; the ratio is its CPU per request over ours.',
-        'Sequential appends, bare route and PATCH rounds alternate; the servers are idle while the appends run.',
+        'Sequential appends, bare route, PATCH and keyed PATCH rounds alternate; the servers are idle while the ' +
+          'appends run.',
+        `${KEYED}: the same server, users and ages as the PATCHes without a key, every request with a key used ` +
+          'nowhere else in the run (pre-built lists, each ending in a request that answers 404, so a connection ' +
+          'that ran out of keys aborts the bench instead of measuring replays). A key costs ' +
+          `${Math.round(keyCostUs)} µs of server CPU per PATCH (medians, keyed minus unkeyed): its SHA-256, the ` +
+          'claim before the handler (one SQLite transaction in DATA_DIR/idempotency.db), the answer sealed ' +
+          "(AES-GCM) and kept after it (one keyed update), and a trim of the account's keys every 16 claims.",
         'The server runs in the bench harness (bench/harness/api-harness.ts): the built app plus a commit counter ' +
           'and the lag observer, which is off in the paced rounds that give the CPU per request.',
         ...loadNotes(run.comparison, BARE),

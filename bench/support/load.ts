@@ -226,16 +226,18 @@ const CEILING_VARIATION = 0.15;
 
 /**
  * The figures of one load, each beside its ceiling's: the server's CPU time per request at the
- * offered rate (the ratio, ceiling over subject, is what the target judges), then throughput and
- * latency at full load, the throughput marked client-bound when the generator was.
+ * offered rate (the ratio, ceiling over subject, is what `target` judges), then throughput (the
+ * ratio subject over ceiling, judged by `throughputTarget` when given) and latency at full load,
+ * the throughput marked client-bound when the generator was.
  */
 export function loadFigures(options: {
   label: string;
   subject: LoadFigures;
   ceiling?: { name: string; figures: LoadFigures };
   target?: Target;
+  throughputTarget?: Target;
 }): Figure[] {
-  const { label, subject, ceiling, target } = options;
+  const { label, subject, ceiling, target, throughputTarget } = options;
   const beside = (pick: (figures: LoadFigures) => Spread): Figure['ceiling'] =>
     ceiling ? { name: ceiling.name, value: pick(ceiling.figures) } : undefined;
   return [
@@ -253,6 +255,7 @@ export function loadFigures(options: {
       value: subject.rps,
       ceiling: beside((figures) => figures.rps),
       ratio: ceiling ? subject.rps.median / ceiling.figures.rps.median : undefined,
+      target: throughputTarget,
       clientBound: subject.clientBoundRounds > 0 || (ceiling?.figures.clientBoundRounds ?? 0) > 0,
     }),
     figure({
