@@ -1,4 +1,4 @@
-import { fieldJsType, USER_FIELD_NAMES } from '@chronicle/domain';
+import { CUSTOMER_FIELDS, fieldJsTypes, USER_FIELDS } from '@chronicle/domain';
 import { Position } from '@chronicle/event-store';
 
 import { CustomerListQuery, DocumentChange } from './read-store.port';
@@ -8,18 +8,10 @@ import { CustomerListQuery, DocumentChange } from './read-store.port';
 
 const MAX_POSITION = 2n ** 64n - 1n;
 
+/** The members a change may set, with their `typeof`: the id, the declared fields, and the users' revision. */
 const FIELD_TYPES = {
-  customers: new Map([
-    ['id', 'number'],
-    ['name', 'string'],
-    ['email', 'string'],
-    ['createdon', 'string'],
-  ]),
-  users: new Map([
-    ['id', 'string'],
-    ...USER_FIELD_NAMES.map((field) => [field, fieldJsType(field)] as const),
-    ['revision', 'number'],
-  ]),
+  customers: new Map([['id', 'number'], ...fieldJsTypes(CUSTOMER_FIELDS)]),
+  users: new Map([['id', 'string'], ...fieldJsTypes(USER_FIELDS), ['revision', 'number']]),
 };
 
 export function validatePosition(position: Position, what: string): void {

@@ -1,13 +1,13 @@
-import { USER_FIELD_NAMES, UserRepresentation } from '@chronicle/domain';
+import {
+  customerRepresentation,
+  CustomerRepresentation,
+  USER_FIELD_NAMES,
+  UserRepresentation,
+} from '@chronicle/domain';
 import { Position } from '@chronicle/event-store';
 
-/** A customer as GET /customers shows it. */
-export interface CustomerDocument {
-  id: number;
-  name: string;
-  email: string;
-  createdon: string;
-}
+/** A customer as GET /customers shows it: its id, then its declared fields (CUSTOMER_FIELDS). */
+export type CustomerDocument = CustomerRepresentation;
 
 /**
  * A user's full representation, with `revision`: the user stream's revision of the last event
@@ -96,7 +96,7 @@ export abstract class ReadStore {
   async listCustomersJson(query: CustomerListQuery): Promise<CustomerPageJson> {
     const { items, total } = await this.listCustomers(query);
     // Field by field, so the body holds the document's own fields in its order and nothing else.
-    const docs = items.map(({ id, name, email, createdon }) => ({ id, name, email, createdon }));
+    const docs = items.map((item) => customerRepresentation(item));
     return { json: Buffer.from(JSON.stringify(docs), 'utf8'), count: items.length, total };
   }
 

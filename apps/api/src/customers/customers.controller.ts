@@ -24,7 +24,7 @@ import {
   RegisterCustomerCommand,
 } from '@chronicle/application';
 import { Allow } from '@chronicle/auth';
-import { customerRecord, NotFoundError } from '@chronicle/domain';
+import { customerRepresentation, NotFoundError } from '@chronicle/domain';
 import { Consumes, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import { ENTITY_TAGS_SCHEMA, etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
 import { ApiCredentials, ApiProblems, ApiQueryFrom, refusal } from '../http/openapi';
@@ -219,5 +219,5 @@ function customerIdOf(segment: string): number {
 /** The record as JSON with its version: the answer of every route that names one customer. */
 function sendRecord(reply: FastifyReply, { customer, revision }: CustomerResult): Buffer {
   void reply.type('application/json; charset=utf-8').header('etag', etagOf(revision));
-  return Buffer.from(JSON.stringify(customerRecord(customer)));
+  return Buffer.from(JSON.stringify(customerRepresentation(customer)));
 }

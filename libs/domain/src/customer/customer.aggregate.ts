@@ -1,13 +1,15 @@
 import { AlreadyExistsError, NotFoundError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
 import { CustomerEvent, CustomerNumberAssigned } from './customer.events';
-import { CUSTOMER_CLIENT_FIELD_NAMES, CustomerClientFields } from './customer.fields';
+import {
+  CUSTOMER_CLIENT_FIELD_NAMES,
+  CustomerClientFields,
+  CustomerFields,
+  CustomerRepresentation,
+  pickCustomerFields,
+} from './customer.fields';
 
-export interface Customer extends CustomerClientFields {
-  exists: true;
-  id: number;
-  createdon: string;
-}
+export type Customer = { exists: true } & CustomerRepresentation;
 export type CustomerState = Initial | Customer;
 export const initialCustomerState: CustomerState = { exists: false };
 
@@ -31,11 +33,11 @@ export function decideCustomer(command: CustomerCommand, state: CustomerState): 
   switch (command.type) {
     case 'RegisterCustomer': {
       if (state.exists) throw new AlreadyExistsError(`Customer ${command.customerId}`);
-      const { name, email } = command.fields;
+      const fields = pickCustomerFields(command.fields, CUSTOMER_CLIENT_FIELD_NAMES) as CustomerClientFields;
       return [
         {
           type: 'CustomerRegistered.v1',
-          data: { customerId: command.customerId, name, email, createdon: command.now },
+          data: { customerId: command.customerId, ...fields, createdon: command.now },
         },
       ];
     }
@@ -59,23 +61,13 @@ export function evolveCustomer(state: CustomerState, event: CustomerEvent): Cust
       return {
         exists: true,
         id: event.data.customerId,
-        name: event.data.name,
-        email: event.data.email,
-        createdon: event.data.createdon,
+        ...(pickCustomerFields(event.data) as CustomerFields),
       };
     case 'CustomerChanged.v1':
       if (!state.exists) return state;
-      return { ...state, ...changedFields(event.data.changes) };
+      // The client fields a change names, and nothing else: a stored event is not trusted to hold only those.
+      return { ...state, ...pickCustomerFields(event.data.changes, CUSTOMER_CLIENT_FIELD_NAMES) };
   }
-}
-
-/** The client fields a change names, and nothing else (a stored event is not trusted to hold only those). */
-export function changedFields(changes: Partial<CustomerClientFields>): Partial<CustomerClientFields> {
-  const fields: Partial<CustomerClientFields> = {};
-  for (const field of CUSTOMER_CLIENT_FIELD_NAMES) {
-    if (changes[field] !== undefined) fields[field] = changes[field];
-  }
-  return fields;
 }
 
 /** The next customer numbers after a sequence stream of `revisionCount` events: 1, 2, 3, ... */
@@ -91,10 +83,3 @@ export const customerDecider = {
   decide: decideCustomer,
   evolve: evolveCustomer,
 };
-
-/** A customer record as every reader sees it: its id, then its fields in declaration order. */
-export function customerRecord(
-  customer: Customer,
-): { id: number } & CustomerClientFields & { createdon: string } {
-  return { id: customer.id, name: customer.name, email: customer.email, createdon: customer.createdon };
-}

@@ -1,9 +1,9 @@
 import { DomainEvent } from '../shared/event';
-import { CustomerClientFields } from './customer.fields';
+import { CustomerClientFields, CustomerFields } from './customer.fields';
 
 export type CustomerRegistered = DomainEvent<
   'CustomerRegistered.v1',
-  { customerId: number; name: string; email: string; createdon: string }
+  { customerId: number } & CustomerFields
 >;
 
 /** A merge patch that changed something: only the fields whose values really changed. */

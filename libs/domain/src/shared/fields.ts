@@ -45,6 +45,24 @@ export type ClientFieldNameOf<D extends FieldDeclarations> = {
   [F in keyof D]: D[F] extends { parse: unknown } ? F : never;
 }[keyof D];
 
+/** Each declared field with the JavaScript type of its values, as `typeof` names it, in declaration order. */
+export function fieldJsTypes(declaration: FieldDeclarations): [string, 'string' | 'number'][] {
+  return Object.entries(declaration).map(([field, { type }]) => [
+    field,
+    type === 'integer' ? 'number' : 'string',
+  ]);
+}
+
+/** The members of `source` named by `fields` that hold a value, in the order of `fields`, and nothing else. */
+export function pickFields<T, F extends keyof T & string>(
+  source: Partial<Record<F, unknown>>,
+  fields: readonly F[],
+): Partial<Pick<T, F>> {
+  const picked: Partial<Record<F, unknown>> = {};
+  for (const field of fields) if (source[field] !== undefined) picked[field] = source[field];
+  return picked as Partial<Pick<T, F>>;
+}
+
 /** The fields of a declaration a client sets (those with a parser), in declaration order. */
 export function clientFieldsOf<D extends FieldDeclarations>(declaration: D): (keyof D & string)[] {
   return Object.keys(declaration).filter((field) => declaration[field].parse !== undefined);

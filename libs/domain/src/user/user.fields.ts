@@ -4,6 +4,7 @@ import {
   FieldDeclaration,
   NAME_FIELD,
   parseDeclaredFields,
+  pickFields,
   ValuesOf,
 } from '../shared/fields';
 import { AGE_MAX, AGE_MIN, checkAge } from '../shared/values';
@@ -36,18 +37,12 @@ export type UserRepresentation = { id: string } & UserFields;
 export const USER_FIELD_NAMES = Object.keys(USER_FIELDS) as UserFieldName[];
 export const CLIENT_FIELD_NAMES = clientFieldsOf(USER_FIELDS) as ClientFieldName[];
 
-/** The JavaScript type of a field's values, as `typeof` names it. */
-export const fieldJsType = (field: UserFieldName): 'string' | 'number' =>
-  USER_FIELDS[field].type === 'integer' ? 'number' : 'string';
-
 /** The declared fields of `source` that hold a value, in declaration order, and nothing else. */
 export function pickUserFields<F extends UserFieldName>(
   source: Partial<Record<F, unknown>>,
   fields: readonly F[] = USER_FIELD_NAMES as F[],
 ): Partial<Pick<UserFields, F>> {
-  const picked: Partial<Record<F, unknown>> = {};
-  for (const field of fields) if (source[field] !== undefined) picked[field] = source[field];
-  return picked as Partial<Pick<UserFields, F>>;
+  return pickFields<UserFields, F>(source, fields);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { CUSTOMER_FIELD_NAMES, customerRepresentation } from '@chronicle/domain';
 import { position } from '@chronicle/event-store';
 import { CustomerDocument } from '../read-store.port';
 import { canonicalTimestamp, CustomerColumns } from './customer-columns';
@@ -151,6 +152,20 @@ describe('CustomerColumns.renderJson', () => {
   /** What a serializer of read()'s documents would send: the bytes renderJson must equal. */
   const expectedJson = (columns: CustomerColumns, from: number, to: number) =>
     JSON.stringify(Array.from({ length: Math.max(0, to - from) }, (_, i) => columns.read(from + i)));
+
+  it('holds and renders every declared customer field, in the declaration order', () => {
+    const columns = new CustomerColumns();
+    const doc = customerRepresentation({
+      id: 9,
+      name: 'Ada',
+      email: 'ada@example.com',
+      createdon: '2026-11-22T09:15:00.000Z',
+    });
+    columns.apply(doc.id, position(1), doc);
+
+    expect(Object.keys(columns.read(0))).toEqual(['id', ...CUSTOMER_FIELD_NAMES]);
+    expect(columns.renderJson(0, 1).toString('utf8')).toBe(JSON.stringify([doc]));
+  });
 
   it('renders exactly the JSON of the documents, escapes and all', () => {
     const next = random(11);

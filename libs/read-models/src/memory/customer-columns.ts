@@ -1,8 +1,6 @@
+import { CUSTOMER_FIELD_NAMES, CustomerFieldName, CustomerFields } from '@chronicle/domain';
 import { comparePositions, Position } from '@chronicle/event-store';
 import { CustomerDocument } from '../read-store.port';
-
-/** The customer fields a change may set; `id` is the key and never changes. */
-export type CustomerFields = Partial<Omit<CustomerDocument, 'id'>>;
 
 const INITIAL_ROWS = 1024;
 const INITIAL_HEAP_BYTES = 64 * 1024;
@@ -75,9 +73,11 @@ export interface CustomerColumnsImage {
 }
 const ascii = (text: string) => Uint8Array.from(text, (char) => char.charCodeAt(0));
 const ID_KEY = ascii('{"id":');
-const NAME_KEY = ascii(',"name":"');
-const EMAIL_KEY = ascii(',"email":"');
-const CREATED_KEY = ascii(',"createdon":');
+/** What renderRow writes before each declared field's value, `,"name":`: made once, from CUSTOMER_FIELDS. */
+const MEMBER_KEYS = Object.fromEntries(
+  CUSTOMER_FIELD_NAMES.map((field) => [field, ascii(`,${JSON.stringify(field)}:`)]),
+) as Record<CustomerFieldName, Uint8Array>;
+const { name: NAME_KEY, email: EMAIL_KEY, createdon: CREATED_KEY } = MEMBER_KEYS;
 
 /**
  * Customers as columns sorted by id: id, createdon (epoch ms) and commit position in typed
@@ -189,7 +189,7 @@ export class CustomerColumns {
    * Sets `fields` on customer `id`, creating it when absent, unless it already carries a position
    * at or after `position`. Returns whether the change was applied.
    */
-  apply(id: number, position: Position, fields: CustomerFields): boolean {
+  apply(id: number, position: Position, fields: Partial<CustomerFields>): boolean {
     // Ids almost always arrive in increasing order: appending needs no search.
     const index = this.rows === 0 || id > this.ids[this.rows - 1] ? this.rows : this.lowerBound(id);
     if (index < this.rows && this.ids[index] === id) {
@@ -249,12 +249,14 @@ export class CustomerColumns {
     const nameLength = this.nameBytes[index];
     if (nameLength !== ABSENT) {
       at = put(out, at, NAME_KEY);
-      for (const end = text + nameLength; text < end;) out[at++] = heap[text++];
       out[at++] = 0x22; // "
+      for (const end = text + nameLength; text < end;) out[at++] = heap[text++];
+      out[at++] = 0x22;
     }
     const emailLength = this.emailBytes[index];
     if (emailLength !== ABSENT) {
       at = put(out, at, EMAIL_KEY);
+      out[at++] = 0x22;
       for (const end = text + emailLength; text < end;) out[at++] = heap[text++];
       out[at++] = 0x22;
     }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pickCustomerFields } from '@chronicle/domain';
 import {
   comparePositions,
   databaseFromUri,
@@ -88,7 +89,6 @@ interface PromotionRecord {
   /** The collections it renames over the live ones; absent (older journals): all of them. */
   collections?: CollectionName[];
 }
-const CUSTOMER_FIELDS = ['name', 'email', 'createdon'] as const;
 /** GET /users' order; the index is declared once and created on every generation. */
 const USERS_BY_CREATEDON = { key: { createdon: 1, _id: 1 }, name: 'createdon_1__id_1' } as const;
 const NAMESPACE_EXISTS = 48;
@@ -523,9 +523,7 @@ function guardedWrite(doc: DocumentChanges, at: number) {
 
 /** The port's document: known fields only, in the port's order, so nothing internal leaks. */
 function customerView(record: CustomerRecord): CustomerDocument {
-  const view: Record<string, unknown> = { id: Number(record._id) };
-  for (const field of CUSTOMER_FIELDS) if (record[field] !== undefined) view[field] = record[field];
-  return view as unknown as CustomerDocument;
+  return { id: Number(record._id), ...pickCustomerFields(record) } as CustomerDocument;
 }
 
 function userView(record: UserRecord): UserDocument {

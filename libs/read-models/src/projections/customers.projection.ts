@@ -1,4 +1,9 @@
-import { changedFields, CustomerChanged, CustomerRegistered } from '@chronicle/domain';
+import {
+  CUSTOMER_CLIENT_FIELD_NAMES,
+  CustomerChanged,
+  CustomerRegistered,
+  pickCustomerFields,
+} from '@chronicle/domain';
 import { RecordedEvent } from '@chronicle/event-store';
 import { DocumentChange } from '../read-store.port';
 import { Projection } from './projection';
@@ -17,7 +22,7 @@ export const customersProjection: Projection = {
             collection: 'customers',
             id: data.customerId,
             position: event.position,
-            set: { id: data.customerId, name: data.name, email: data.email, createdon: data.createdon },
+            set: { id: data.customerId, ...pickCustomerFields(data) },
           },
         ];
       }
@@ -28,7 +33,8 @@ export const customersProjection: Projection = {
             collection: 'customers',
             id: data.customerId,
             position: event.position,
-            set: changedFields(data.changes),
+            // Picked by the declaration, so that nothing but the fields a client sets can be changed.
+            set: pickCustomerFields(data.changes, CUSTOMER_CLIENT_FIELD_NAMES),
           },
         ];
       }

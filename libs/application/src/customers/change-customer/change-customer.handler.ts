@@ -1,5 +1,5 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { customerDecider, customerStreamName, NotFoundError, parseCustomerFields } from '@chronicle/domain';
+import { Customer, customerDecider, customerStreamName, parseCustomerFields } from '@chronicle/domain';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { ChangeCustomerCommand, CustomerResult } from './change-customer.command';
 
@@ -17,7 +17,8 @@ export class ChangeCustomerHandler implements ICommandHandler<ChangeCustomerComm
       context,
       { ifMatch },
     );
-    if (!result.state.exists || result.revision === null) throw new NotFoundError('Customer');
-    return { customer: result.state, revision: result.revision };
+    // The decider refused a customer that does not exist (NotFoundError): a handled change's state
+    // is a customer, and its stream has a revision.
+    return { customer: result.state as Customer, revision: result.revision! };
   }
 }

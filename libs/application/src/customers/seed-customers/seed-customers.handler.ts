@@ -1,4 +1,5 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CustomerClientFields } from '@chronicle/domain';
 import { EventStore } from '@chronicle/event-store';
 import { Clock } from '../../shared/clock';
 import { CustomerNumberAllocator } from '../customer-number-allocator';
@@ -33,7 +34,7 @@ const CHUNK = 2_000;
 /** Appends in flight at once, so that the store can commit many of them together. */
 const CONCURRENCY = 256;
 
-export function demoCustomer(n: number): { name: string; email: string } {
+export function demoCustomer(n: number): CustomerClientFields {
   const first = FIRST_NAMES[n % FIRST_NAMES.length];
   const last = LAST_NAMES[Math.floor(n / FIRST_NAMES.length) % LAST_NAMES.length];
   return { name: `${first} ${last}`, email: `${first}.${last}.${n}@example.com`.toLowerCase() };

@@ -1,5 +1,5 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { NotFoundError, parseClientFields, userDecider, userStreamName } from '@chronicle/domain';
+import { parseClientFields, User, userDecider, userStreamName } from '@chronicle/domain';
 import { ForbiddenError } from '../../shared/application-errors';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { isAdmin } from '../../shared/principal';
@@ -23,7 +23,8 @@ export class PatchUserHandler implements ICommandHandler<PatchUserCommand, Patch
       context,
       { ifMatch },
     );
-    if (!result.state.exists || result.revision === null) throw new NotFoundError('User');
-    return { user: result.state, revision: result.revision, patched, position: result.position };
+    // The decider refused a user that does not exist (NotFoundError): a handled patch's state is a
+    // user, and its stream has a revision.
+    return { user: result.state as User, revision: result.revision!, patched, position: result.position };
   }
 }
