@@ -129,6 +129,14 @@ describe('Dockerfile', () => {
     }
   });
 
+  it("runs Node with the young generation's bound npm scripts get from .npmrc", () => {
+    const npmrc = /^node-options=(.+)$/m.exec(read('.npmrc'))?.[1];
+    expect(npmrc).toMatch(/^--max-semi-space-size=\d+$/);
+    // The final stage's, which the API and the projector run under.
+    const image = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(/^ENV NODE_OPTIONS=(.+)$/m.exec(image)?.[1]).toBe(npmrc);
+  });
+
   // No registry was reachable where this was written, so no real digest could be read; an
   // invented one would be worse than none. The Dockerfile says how to pin it.
   it.todo('pins the base image by digest (node:24-bookworm-slim@sha256:...)');
