@@ -26,6 +26,11 @@ export class ChronicleConfig {
   tokenSecret!: Buffer;
   /** Signs audit seals; null: a key kept in dataDir/audit-seal-key (made by the first seal). */
   auditSealKey!: Buffer | null;
+  /**
+   * Wraps the subjects' data keys (DATA_KEY_SECRET); null: a secret kept in
+   * dataDir/data-key-secret on the embedded default, and required with MONGODB_URI.
+   */
+  dataKeySecret!: Buffer | null;
   logLevel!: LogLevel;
   /** Which proxies' X-Forwarded-For to believe for the client's address (Fastify's `trustProxy`). */
   trustProxy!: boolean | number | string[];
