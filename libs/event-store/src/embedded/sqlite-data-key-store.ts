@@ -43,21 +43,22 @@ export class SqliteDataKeyStore extends DataKeyStore {
   }
 
   create(subject: DataSubject): Promise<Buffer> {
-    return Promise.resolve(this.open().create.immediate(subject));
+    return settled(() => this.open().create.immediate(subject));
   }
 
   getMany(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {
-    const rows = this.open().getMany.all(JSON.stringify(subjects.map(subjectName))) as Row[];
-    return Promise.resolve(new Map(rows.map((row) => [row.subject, this.keyOf(row)])));
+    return settled(() => {
+      const rows = this.open().getMany.all(JSON.stringify(subjects.map(subjectName))) as Row[];
+      return new Map(rows.map((row) => [row.subject, this.keyOf(row)]));
+    });
   }
 
   destroy(erasure: Erasure): Promise<Erasure> {
-    return Promise.resolve(this.open().destroy.immediate(erasure));
+    return settled(() => this.open().destroy.immediate(erasure));
   }
 
   erasures(after: string | null, limit: number): Promise<Erasure[]> {
-    const rows = this.open().erasures.all(after ?? '', limit) as Row[];
-    return Promise.resolve(rows.map(erasureOf));
+    return settled(() => (this.open().erasures.all(after ?? '', limit) as Row[]).map(erasureOf));
   }
 
   close(): Promise<void> {
@@ -146,6 +147,11 @@ function prepare(db: Database.Database, wrapper: DataKeyWrapper) {
         'WHERE erased_at IS NOT NULL AND subject > ? ORDER BY subject LIMIT ?',
     ),
   };
+}
+
+/** `work`'s result, or its error as a rejection, as callers of an asynchronous port expect. */
+function settled<T>(work: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(work()));
 }
 
 function erasureOf(row: Row): Erasure {

@@ -1,0 +1,37 @@
+/**
+ * A second process on an embedded data key store. `create`: makes the subjects' keys and prints
+ * them (`{"keys": [hex...]}`). `destroy`: erases the subjects one by one, printing each one's name
+ * once its destroy has returned, then waits to be killed.
+ * Usage: node -r @swc-node/register data-key-worker.ts '<{"dataDir", "secret", "mode", "subjects"} as JSON>'
+ */
+import { type DataSubject, SqliteDataKeyStore, subjectName } from '@chronicle/event-store';
+
+interface Order {
+  dataDir: string;
+  /** hex */
+  secret: string;
+  mode: 'create' | 'destroy';
+  subjects: DataSubject[];
+}
+
+async function main(): Promise<void> {
+  const { dataDir, secret, mode, subjects } = JSON.parse(process.argv[2]) as Order;
+  const store = new SqliteDataKeyStore(dataDir, Buffer.from(secret, 'hex'));
+  if (mode === 'create') {
+    const keys: string[] = [];
+    for (const subject of subjects) keys.push((await store.create(subject)).toString('hex'));
+    await store.close();
+    process.stdout.write(`${JSON.stringify({ keys })}\n`);
+    return;
+  }
+  for (const subject of subjects) {
+    await store.destroy({ subject, erasedAt: new Date().toISOString() });
+    process.stdout.write(`${subjectName(subject)}\n`);
+  }
+  setInterval(() => undefined, 60_000);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});
