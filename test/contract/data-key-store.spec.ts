@@ -279,10 +279,13 @@ describe('SQLite data key store, across processes', () => {
   it('makes one key per subject when two processes make them together', async () => {
     const subjects = customers(100);
     const outputs: string[][] = [[], []];
+    // Both start together, once both have the store open.
+    const ready: Array<{ stdin: NodeJS.WritableStream }> = [];
     const runs = [0, 1].map((n) =>
-      spawnDataKeyWorker({ dataDir: dir, secret: SECRET, mode: 'create', subjects }, (line) =>
-        outputs[n].push(...(JSON.parse(line) as { keys: string[] }).keys),
-      ),
+      spawnDataKeyWorker({ dataDir: dir, secret: SECRET, mode: 'create', subjects }, (line, child) => {
+        if (line !== 'ready') return outputs[n].push(...(JSON.parse(line) as { keys: string[] }).keys);
+        if (ready.push(child) === 2) for (const each of ready) each.stdin.end('go\n');
+      }),
     );
     for (const run of await Promise.all(runs)) expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(outputs[0]).toHaveLength(100);

@@ -1,9 +1,11 @@
 /**
- * A second process on an embedded data key store. `create`: makes the subjects' keys and prints
- * them (`{"keys": [hex...]}`). `destroy`: erases the subjects one by one, printing each one's name
+ * A second process on an embedded data key store. `create`: prints `ready` once the store is open,
+ * and on a `go` line on stdin makes the subjects' keys and prints them (`{"keys": [hex...]}`). `destroy`: erases the subjects one by one, printing each one's name
  * once its destroy has returned, then waits to be killed.
  * Usage: node -r @swc-node/register data-key-worker.ts '<{"dataDir", "secret", "mode", "subjects"} as JSON>'
  */
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { type DataSubject, SqliteDataKeyStore, subjectName } from '@chronicle/event-store';
 
 interface Order {
@@ -18,6 +20,12 @@ async function main(): Promise<void> {
   const { dataDir, secret, mode, subjects } = JSON.parse(process.argv[2]) as Order;
   const store = new SqliteDataKeyStore(dataDir, Buffer.from(secret, 'hex'));
   if (mode === 'create') {
+    await store.getMany([]);
+    const lines = createInterface({ input: process.stdin });
+    process.stdout.write('ready\n');
+    const [line] = (await once(lines, 'line')) as [string];
+    lines.close();
+    if (line !== 'go') throw new Error(`expected "go", got ${JSON.stringify(line)}`);
     const keys: string[] = [];
     for (const subject of subjects) keys.push((await store.create(subject)).toString('hex'));
     await store.close();
