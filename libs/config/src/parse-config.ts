@@ -114,16 +114,6 @@ export function auditSealKey(env: Env = process.env): Buffer | null {
 }
 
 /**
- * DATA_KEY_SECRET when set (at least 32 characters), else null: the key store then keeps one in
- * DATA_DIR/data-key-secret, made at its first use, and refuses to run on MongoDB without it
- * (`dataKeySecret` in the event store's personal-data). A secret apart from the others: it
- * unlocks every personal value in the history.
- */
-export function dataKeySecret(env: Env = process.env): Buffer | null {
-  return configuredSecret(env, 'DATA_KEY_SECRET');
-}
-
-/**
  * The secret kept in `file` (hex, 0600), made there when missing (`create`), else null. A kept
  * file that is not a secret of at least 32 bytes (empty after a crash on a full disk, cut short,
  * not hex) stops start-up naming the file: decoded as it is, it would be a short or empty key
@@ -264,7 +254,7 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     loginAttemptsPerClient: integer(env, 'LOGIN_ATTEMPTS_PER_CLIENT', 100, 1, 1_000_000),
     tokenSecret: tokenSecret(env, dataDir),
     auditSealKey: auditSealKey(env),
-    dataKeySecret: dataKeySecret(env),
+    dataKeySecret: configuredSecret(env, 'DATA_KEY_SECRET'),
     logLevel: logLevel as LogLevel,
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env),
