@@ -61,15 +61,17 @@ describe('personal value codec', () => {
         UnreadableCiphertextError,
       );
     }
-    expect(() => decryptPersonalValue(active, { kind: 'user', id: '0b5f' }, 'name', encoded)).toThrow(
+    const fresh = encryptPersonalValue(key, user, 'name', 'Ada');
+    expect(decryptPersonalValue(active, user, 'name', fresh)).toBe('Ada');
+    expect(() => decryptPersonalValue(active, { kind: 'user', id: '0b5f' }, 'name', fresh)).toThrow(
       'name of user-0b5f cannot be decrypted',
     );
-    expect(() => decryptPersonalValue(active, { kind: 'customer', id: '0b5e' }, 'name', encoded)).toThrow(
+    expect(() => decryptPersonalValue(active, { kind: 'customer', id: '0b5e' }, 'name', fresh)).toThrow(
       UnreadableCiphertextError,
     );
-    expect(() => decryptPersonalValue(active, user, 'email', encoded)).toThrow(UnreadableCiphertextError);
+    expect(() => decryptPersonalValue(active, user, 'email', fresh)).toThrow(UnreadableCiphertextError);
     const otherKey: SubjectKey = { state: 'active', key: Buffer.alloc(32, 0x43) };
-    expect(() => decryptPersonalValue(otherKey, user, 'name', encoded)).toThrow(UnreadableCiphertextError);
+    expect(() => decryptPersonalValue(otherKey, user, 'name', fresh)).toThrow(UnreadableCiphertextError);
     expect(() => decryptPersonalValue(active, user, 'name', encoded.slice(0, 30))).toThrow(
       UnreadableCiphertextError,
     );
