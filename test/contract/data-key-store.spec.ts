@@ -371,8 +371,18 @@ describe('SQLite data key store, across processes', () => {
 describe('MongoDB data key store, its concerns', () => {
   let double: MongoDouble;
   const seen: Array<{ db: string; command: Record<string, any> }> = [];
+  /** Commands that the double drops the connection on, as a server dying then would. */
+  let failing: (db: string, command: Record<string, any>) => boolean = () => false;
   beforeAll(async () => {
-    double = await startMongoDouble({ onCommand: (db, command) => seen.push({ db, command }) });
+    double = await startMongoDouble({
+      onCommand: (db, command) => {
+        seen.push({ db, command });
+        if (failing(db, command)) throw new Error('the server went away');
+      },
+    });
+  });
+  afterEach(() => {
+    failing = () => false;
   });
   afterAll(() => double.stop());
 
@@ -398,5 +408,26 @@ describe('MongoDB data key store, its concerns', () => {
     }
     expect(reads.length).toBeGreaterThanOrEqual(3);
     for (const { command } of reads) expect(command.readConcern).toEqual({ level: 'majority' });
+  });
+
+  it('passes an outage through, never taking it for a key made or an erasure recorded, and works once it ends', async () => {
+    const store = new MongoDataKeyStore(double.uri.replace('/?', '/outage?'), SECRET);
+    try {
+      // The secret's check itself, then a key's insert, then an erasure's update.
+      failing = (db) => db === 'outage';
+      await expect(store.create(ada)).rejects.toThrow();
+      failing = (db, command) =>
+        db === 'outage' && 'insert' in command && command.documents?.[0]?._id !== '#secret-check';
+      await expect(store.create(ada)).rejects.not.toBeInstanceOf(SubjectErasedError);
+      failing = (db, command) => db === 'outage' && 'update' in command;
+      await expect(store.destroy(erasureOf(bob))).rejects.toThrow();
+      failing = () => false;
+      expect(await store.get(bob)).toBeNull();
+      const key = await store.create(ada);
+      expect(await store.get(ada)).toEqual({ state: 'active', key });
+      expect(await store.destroy(erasureOf(bob))).toEqual(erasureOf(bob));
+    } finally {
+      await store.close();
+    }
   });
 });
