@@ -26,6 +26,12 @@ export class ChronicleConfig {
   tokenSecret!: Buffer;
   /** Signs audit seals; null: a key kept in dataDir/audit-seal-key (made by the first seal). */
   auditSealKey!: Buffer | null;
+  /**
+   * Wraps the subjects' data keys (DATA_KEY_SECRET), apart from every other secret; null: one kept
+   * in dataDir/data-key-secret on the embedded default, made at the key store's first use, and
+   * refused with MONGODB_URI (`dataKeySecretOf` in the event store's personal data).
+   */
+  dataKeySecret!: Buffer | null;
   logLevel!: LogLevel;
   /** Which proxies' X-Forwarded-For to believe for the client's address (Fastify's `trustProxy`). */
   trustProxy!: boolean | number | string[];

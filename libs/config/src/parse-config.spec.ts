@@ -1,4 +1,12 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from './parse-config';
@@ -39,6 +47,20 @@ describe('parseConfig', () => {
     expect(statSync(join(dir, 'token-secret')).mode & 0o077).toBe(0);
   });
 
+  it('reads DATA_KEY_SECRET and AUDIT_SEAL_KEY when set, and keeps nothing for them at parse time', () => {
+    const dir = dataDir();
+    const unset = parseConfig({ DATA_DIR: dir });
+    expect(unset).toMatchObject({ dataKeySecret: null, auditSealKey: null });
+    expect(readdirSync(dir).sort()).toEqual(['token-secret']);
+    const set = parseConfig({
+      DATA_DIR: dir,
+      DATA_KEY_SECRET: 'd'.repeat(32),
+      AUDIT_SEAL_KEY: 's'.repeat(40),
+    });
+    expect(set.dataKeySecret?.toString('utf8')).toBe('d'.repeat(32));
+    expect(set.auditSealKey?.toString('utf8')).toBe('s'.repeat(40));
+  });
+
   it.each([
     ['PORT', 'eighty'],
     ['PORT', '70000'],
@@ -55,6 +77,8 @@ describe('parseConfig', () => {
     ['PUBLIC_BASE_URL', 'localhost'],
     ['LOG_LEVEL', 'loud'],
     ['TOKEN_SECRET', 'short'],
+    ['AUDIT_SEAL_KEY', 'short'],
+    ['DATA_KEY_SECRET', 'x'.repeat(31)],
     ['TRUST_PROXY', 'yes please'],
     ['TRUST_PROXY', '10.0.0.0/33'],
     ['TRUST_PROXY', '0'],

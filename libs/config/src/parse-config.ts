@@ -80,6 +80,14 @@ function tighten(path: string, mode: number): void {
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, mode);
 }
 
+/** A secret set in the environment (at least 32 characters), or null when it is unset. */
+function configuredSecret(env: Env, variable: string): Buffer | null {
+  const configured = text(env, variable);
+  if (configured === null) return null;
+  if (configured.length < 32) throw new ConfigError(variable, 'must be at least 32 characters long');
+  return Buffer.from(configured, 'utf8');
+}
+
 /** Where the secret is kept when TOKEN_SECRET is unset. */
 export const TOKEN_SECRET_FILE = 'token-secret';
 
@@ -91,11 +99,8 @@ const KEPT_SECRET = /^(?:[0-9a-f]{2}){32,}$/i;
  * tokens valid.
  */
 function tokenSecret(env: Env, dataDir: string): Buffer {
-  const configured = text(env, 'TOKEN_SECRET');
-  if (configured !== null) {
-    if (configured.length < 32) throw new ConfigError('TOKEN_SECRET', 'must be at least 32 characters long');
-    return Buffer.from(configured, 'utf8');
-  }
+  const configured = configuredSecret(env, 'TOKEN_SECRET');
+  if (configured !== null) return configured;
   return keptSecret(join(dataDir, TOKEN_SECRET_FILE), 'TOKEN_SECRET', 'every access token then ends');
 }
 
@@ -105,10 +110,7 @@ function tokenSecret(env: Env, dataDir: string): Buffer {
  * from TOKEN_SECRET, so that whoever can sign tokens cannot sign seals, and the other way round.
  */
 export function auditSealKey(env: Env = process.env): Buffer | null {
-  const configured = text(env, 'AUDIT_SEAL_KEY');
-  if (configured === null) return null;
-  if (configured.length < 32) throw new ConfigError('AUDIT_SEAL_KEY', 'must be at least 32 characters long');
-  return Buffer.from(configured, 'utf8');
+  return configuredSecret(env, 'AUDIT_SEAL_KEY');
 }
 
 /**
@@ -252,6 +254,7 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     loginAttemptsPerClient: integer(env, 'LOGIN_ATTEMPTS_PER_CLIENT', 100, 1, 1_000_000),
     tokenSecret: tokenSecret(env, dataDir),
     auditSealKey: auditSealKey(env),
+    dataKeySecret: configuredSecret(env, 'DATA_KEY_SECRET'),
     logLevel: logLevel as LogLevel,
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env),

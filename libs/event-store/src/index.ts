@@ -8,3 +8,4 @@ export * from './processing';
 export * from './store-unavailable';
 export * from './integrity';
 export * from './log-query';
+export * from './personal-data';

@@ -3,3 +3,4 @@
 export * from './mongo-checkpoint-store';
 export * from './mongo-client';
 export * from './guarded-writes';
+export * from '../../personal-data/mongo-data-key-store';

@@ -1,0 +1,154 @@
+import { Binary, type Collection, type MongoClient, MongoServerError } from 'mongodb';
+import { DUPLICATE_KEY } from '../processing/mongo/guarded-writes';
+import { mongoClient } from '../processing/mongo/mongo-client';
+import { databaseFromUri, MONGO_DEADLINES } from '../processing/mongo/mongo-database';
+import {
+  DataKeyStore,
+  DataSubject,
+  Erasure,
+  SubjectErasedError,
+  SubjectKey,
+  SubjectKind,
+  subjectName,
+} from './data-key-store.port';
+import { DataKeyWrapper } from './data-key-wrapper';
+
+const COLLECTION = 'data_keys';
+/** The document recording which secret the keys are wrapped under (no subject's name starts with #). */
+const SECRET_CHECK = '#secret-check';
+
+interface KeyDocument {
+  /** subjectName(). */
+  _id: string;
+  kind: SubjectKind;
+  id: string;
+  /** The wrapped key, while the subject is not erased. */
+  wrapped?: Binary;
+  /** RFC 3339, once erased. */
+  erasedAt?: string;
+}
+
+interface CheckDocument {
+  _id: typeof SECRET_CHECK;
+  check: string;
+}
+
+/**
+ * Data keys of the production shape, in MongoDB's `data_keys`, shared by every instance: a key is
+ * a document named by its subject, made by an insert (so two instances never make two keys for
+ * one subject), and an erasure replaces the key with its record in one update. Writes wait for a
+ * majority and the journal, and reads see only what a majority holds, so neither a key that
+ * events were written under nor an erasure is lost to a failover.
+ */
+export class MongoDataKeyStore extends DataKeyStore {
+  private readonly client: MongoClient;
+  private readonly keys: Collection<KeyDocument>;
+  private readonly wrapper: DataKeyWrapper;
+  private readonly where: string;
+  private checked: Promise<void> | null = null;
+
+  constructor(uri: string, secret: Uint8Array) {
+    super();
+    this.client = mongoClient(uri, {
+      writeConcern: { w: 'majority', journal: true },
+      readConcern: { level: 'majority' },
+      ...MONGO_DEADLINES,
+    });
+    const database = databaseFromUri(uri) ?? 'chronicle';
+    this.keys = this.client.db(database).collection<KeyDocument>(COLLECTION);
+    this.where = `MongoDB's ${database}.${COLLECTION}`;
+    this.wrapper = new DataKeyWrapper(secret);
+  }
+
+  async create(subject: DataSubject): Promise<Buffer> {
+    await this.secretChecked();
+    const name = subjectName(subject);
+    const key = DataKeyWrapper.newKey();
+    try {
+      await this.keys.insertOne({
+        _id: name,
+        kind: subject.kind,
+        id: subject.id,
+        wrapped: new Binary(this.wrapper.wrap(name, key)),
+      });
+      return key;
+    } catch (error) {
+      if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
+    }
+    // Made before, here or by another instance, or erased: never replaced.
+    const held = await this.keys.findOne({ _id: name });
+    if (held === null) throw new Error(`The data key of ${name} was neither made nor found`);
+    const state = this.keyOf(held);
+    if (state.state === 'erased') throw new SubjectErasedError(state.erasure);
+    return state.key;
+  }
+
+  async getMany(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {
+    await this.secretChecked();
+    const held = await this.keys.find({ _id: { $in: subjects.map(subjectName) } }).toArray();
+    return new Map(held.map((document) => [document._id, this.keyOf(document)]));
+  }
+
+  async destroy(erasure: Erasure): Promise<Erasure> {
+    await this.secretChecked();
+    const { kind, id } = erasure.subject;
+    const name = subjectName(erasure.subject);
+    try {
+      // One update: the key goes and the erasure takes its place, or neither; a subject without a
+      // key gets its erasure inserted. An erased subject's record is never matched, so never changed.
+      await this.keys.updateOne(
+        { _id: name, erasedAt: { $exists: false } },
+        { $set: { kind, id, erasedAt: erasure.erasedAt }, $unset: { wrapped: '' } },
+        { upsert: true },
+      );
+      return { subject: { kind, id }, erasedAt: erasure.erasedAt };
+    } catch (error) {
+      // The upsert met the record of an erasure already made: that one is kept.
+      if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
+    }
+    const held = await this.keys.findOne({ _id: name });
+    const state = held === null ? null : this.keyOf(held);
+    if (state?.state !== 'erased') throw new Error(`The erasure of ${name} was neither made nor found`);
+    return state.erasure;
+  }
+
+  async erasures(after: string | null, limit: number): Promise<Erasure[]> {
+    const held = await this.keys
+      .find({ _id: { $gt: after ?? '' }, erasedAt: { $exists: true } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+    return held.map(erasureOf);
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+
+  private keyOf(document: KeyDocument): SubjectKey {
+    if (document.erasedAt !== undefined) return { state: 'erased', erasure: erasureOf(document) };
+    return { state: 'active', key: this.wrapper.unwrap(document._id, Buffer.from(document.wrapped!.buffer)) };
+  }
+
+  /** Records the secret's check at the first use of the collection, then compares it, once per client. */
+  private secretChecked(): Promise<void> {
+    this.checked ??= (async () => {
+      const checks = this.keys as unknown as Collection<CheckDocument>;
+      try {
+        await checks.insertOne({ _id: SECRET_CHECK, check: this.wrapper.check });
+      } catch (error) {
+        if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
+      }
+      const stored = await checks.findOne({ _id: SECRET_CHECK });
+      this.wrapper.verify(stored?.check ?? '', this.where);
+    })().catch((error: unknown) => {
+      this.checked = null;
+      throw error;
+    });
+    return this.checked;
+  }
+}
+
+function erasureOf(document: KeyDocument): Erasure {
+  return { subject: { kind: document.kind, id: document.id }, erasedAt: document.erasedAt! };
+}

@@ -1,0 +1,67 @@
+import { aesGcmOpen, aesGcmSeal, UnreadableCiphertextError } from './aes-gcm';
+import { DataSubject, SubjectKey, subjectName } from './data-key-store.port';
+
+/** A personal value as events hold it: a name, an e-mail address, an age (null: none). */
+export type PersonalValue = string | number | null;
+
+/**
+ * What a personal value of an erased subject reads as (API.md: erased, never ciphertext). In JSON
+ * it is `null`, as the audit shows it.
+ */
+export class ErasedValue {
+  toJSON(): null {
+    return null;
+  }
+}
+
+export const ERASED: ErasedValue = Object.freeze(new ErasedValue());
+
+export function isErased(value: unknown): value is ErasedValue {
+  return value instanceof ErasedValue;
+}
+
+/** Version 1 of the stored form: `p1.` then base64url of IV (12 bytes), ciphertext and tag (16). */
+const PREFIX = 'p1.';
+const ENCODED = /^p1\.[A-Za-z0-9_-]+$/;
+
+/**
+ * A personal value encrypted (AES-256-GCM) under its subject's key, bound to the subject and the
+ * field it is stored in: moved to another subject or field, it no longer decrypts. The value's
+ * JSON is encrypted, so a number comes back a number. `iv` is given only by known-answer tests.
+ */
+export function encryptPersonalValue(
+  key: Buffer,
+  subject: DataSubject,
+  field: string,
+  value: PersonalValue,
+  iv?: Buffer,
+): string {
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    throw new TypeError(`${field} is not a finite number`);
+  }
+  const plaintext = Buffer.from(JSON.stringify(value), 'utf8');
+  return PREFIX + aesGcmSeal(key, plaintext, context(subject, field), iv).toString('base64url');
+}
+
+/**
+ * The value encryptPersonalValue stored, or ERASED when the subject's key was destroyed. An
+ * altered value, or one moved from another subject or field, is an UnreadableCiphertextError.
+ */
+export function decryptPersonalValue(
+  subjectKey: SubjectKey,
+  subject: DataSubject,
+  field: string,
+  encoded: string,
+): PersonalValue | ErasedValue {
+  const what = `${field} of ${subjectName(subject)}`;
+  if (!ENCODED.test(encoded)) throw new UnreadableCiphertextError(what);
+  if (subjectKey.state === 'erased') return ERASED;
+  const sealed = Buffer.from(encoded.slice(PREFIX.length), 'base64url');
+  const plaintext = aesGcmOpen(subjectKey.key, sealed, context(subject, field), what);
+  return JSON.parse(plaintext.toString('utf8')) as PersonalValue;
+}
+
+/** The associated data: the format's version, the subject and the field, unambiguously joined. */
+function context(subject: DataSubject, field: string): Buffer {
+  return Buffer.from(JSON.stringify(['chronicle personal value', 1, subjectName(subject), field]), 'utf8');
+}
