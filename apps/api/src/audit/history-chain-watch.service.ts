@@ -186,20 +186,13 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
   /** The whole chain, once: an edit below the kept head keeps the hashes after it. */
   private async verifyWhole(): Promise<void> {
     const started = Date.now();
-    let last: ChainLink | null = null;
-    const links = async function* (source: AsyncIterable<ChainLink>) {
-      for await (const link of source) {
-        last = link;
-        yield link;
-      }
-    };
-    const whole = await verifyChain(links(this.store.readChain()), this.store.chainScope);
+    const whole = await verifyChain(this.store.readChain(), this.store.chainScope);
     if (whole.broken !== null) this.report(whole.broken);
     this.logger.log(
       `Verified the history's hash chain: ${whole.events} events up to ${whole.head?.position ?? 'none'} ` +
         `in ${Date.now() - started} ms${this.broken === null ? '' : `; it breaks at position ${this.broken.position}`}`,
     );
-    const walked = last as ChainLink | null;
+    const walked = whole.last;
     // Kept only when further than what the tail checks reached.
     if (walked !== null && whole.broken === null) {
       const at = parsePosition(walked.position)!;

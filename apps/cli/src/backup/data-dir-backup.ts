@@ -97,7 +97,7 @@ export interface BackupFile {
 }
 
 /** What `audit verify` says of the copy's chain. */
-export type BackupChain = Omit<ChainVerification, 'sealMismatch'> & { ok: boolean };
+export type BackupChain = Omit<ChainVerification, 'sealMismatch' | 'last'> & { ok: boolean };
 
 export interface BackupManifest {
   format: typeof MANIFEST_FORMAT | typeof UNSIGNED_FORMAT;

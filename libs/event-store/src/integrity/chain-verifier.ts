@@ -28,6 +28,8 @@ export interface ChainVerification {
   events: number;
   /** The head walked up to; null for an empty history. */
   head: HistoryHead | null;
+  /** The last event that chains, as stored: where a later walk of what follows can start. */
+  last: ChainLink | null;
   /** The first break, or null when every event chains to its predecessor. */
   broken: ChainBreak | null;
   /** Against a kept seal: null when it matches (or none was given), else why not. */
@@ -77,7 +79,7 @@ export async function verifyChain(
       `the sealed position ${seal.position} is not in the history ` +
       `(${head === null ? 'it is empty' : `it ends at ${head.position}`}): the history was cut short or rewritten`;
   }
-  return { scope, events, head, broken, sealMismatch };
+  return { scope, events, head, last, broken, sealMismatch };
 }
 
 /** What a link chains to: its predecessor's stored hash (and, on the log, its recorded time). */
