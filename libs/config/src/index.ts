@@ -1,3 +1,4 @@
+export * from './back-off';
 export * from './chronicle-config';
 export * from './parse-config';
 export * from './config.module';

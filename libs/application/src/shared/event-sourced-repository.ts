@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { backOffDelay } from '@chronicle/config';
 import { DomainEvent, unknownEventTypeReason, UnknownEventTypeError } from '@chronicle/domain';
 import { activeTraceParent, nameActiveSpan, traced } from '@chronicle/tracing';
 import {
@@ -82,8 +83,8 @@ export const CONFLICT_ATTEMPTS = 10;
  * several processes that collided do not collide again in step and exhaust their attempts.
  */
 function conflictBackOff(attempt: number): Promise<void> {
-  const ceiling = Math.min(200, 2 ** attempt * 5);
-  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+  const delay = backOffDelay(attempt, { initialMs: 10, maxMs: 200, jitter: 'full' });
+  return new Promise((resolve) => setTimeout(resolve, delay));
 }
 
 /** Streams whose folded state the repository keeps; the least recently used goes first. */

@@ -14,6 +14,7 @@ import {
   UnavailableError,
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
+import { backOffDelay } from '@chronicle/config';
 import { validateAppend } from '../append-validation';
 import { validateLogQuery, validateReadAll, validFromRevision } from '../read-validation';
 import {
@@ -575,7 +576,7 @@ export class EsdbEventStore extends EventStore {
         return await withinDeadline(call(), this.callDeadlineMs + 500, 'EventStoreDB');
       } catch (error) {
         if (attempt >= attempts || this.closed || !isTransientEsdbError(error)) throw error;
-        const delay = this.retryDelayMs * 2 ** (attempt - 1);
+        const delay = backOffDelay(attempt, { initialMs: this.retryDelayMs });
         if (Date.now() + delay + this.callDeadlineMs > deadline) throw error;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
