@@ -10,6 +10,7 @@ import {
   position,
   readStoreId,
 } from '@chronicle/event-store';
+import { errorMessage } from '@chronicle/config';
 import { Checkpoint } from '../../read-store.port';
 import { MemoryReadStore, MemoryReadStoreImage, MemoryReadStoreObserver } from '../memory-read-store';
 import { decodeSnapshot, encodeSnapshot, SnapshotOrigin, SnapshotRejectedError } from './snapshot-codec';
@@ -103,7 +104,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
         }
       }
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       this.options.logger.warn(
         `Ignoring the read models' snapshot ${this.file}: ${reason}; rebuilding them from the events`,
       );
@@ -150,9 +151,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
     try {
       ReadModelSnapshots.discard(this.options.dataDir);
     } catch (error) {
-      this.options.logger.error(
-        `Could not remove ${this.file} after a rebuild: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      this.options.logger.error(`Could not remove ${this.file} after a rebuild: ${errorMessage(error)}`);
     }
     this.consider();
   }
@@ -220,7 +219,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
       );
     } catch (error) {
       this.options.logger.error(
-        `Writing the read models' snapshot failed: ${error instanceof Error ? error.message : String(error)}; ` +
+        `Writing the read models' snapshot failed: ${errorMessage(error)}; ` +
           'a restart replays more events, nothing is lost',
       );
       failed = true;
