@@ -6,3 +6,4 @@ export * from './error-message';
 export * from './log-destination';
 export * from './make-directories';
 export * from './supported-runtime';
+export * from './turn-queue';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { backOffDelay } from '@chronicle/config';
+import { backOffDelay, TurnQueue } from '@chronicle/config';
 import { DomainEvent, unknownEventTypeReason, UnknownEventTypeError } from '@chronicle/domain';
 import { activeTraceParent, nameActiveSpan, traced } from '@chronicle/tracing';
 import {
@@ -104,8 +104,8 @@ interface Folded {
  */
 @Injectable()
 export class EventSourcedRepository {
-  /** Per stream, the end of the commands queued on it in this process. */
-  private readonly turns = new Map<string, Promise<void>>();
+  /** Per stream, the commands queued on it in this process. */
+  private readonly turns = new TurnQueue();
   private readonly folded = new Map<string, Folded>();
 
   constructor(
@@ -137,21 +137,11 @@ export class EventSourcedRepository {
     context: CommandContext,
     options: HandleOptions = {},
   ): Promise<Handled<S, E>> {
-    const previous = this.turns.get(stream) ?? Promise.resolve();
-    const result = previous.then(() =>
+    return this.turns.run(stream, () =>
       traced('command', () => this.decideAndAppend(decider, stream, command, context, options), {
         attributes: { 'chronicle.stream': stream },
       }),
     );
-    const turn = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.turns.set(stream, turn);
-    void turn.then(() => {
-      if (this.turns.get(stream) === turn) this.turns.delete(stream);
-    });
-    return result;
   }
 
   private async decideAndAppend<S, C, E extends DomainEvent>(
