@@ -2,6 +2,7 @@ export * from './back-off';
 export * from './chronicle-config';
 export * from './parse-config';
 export * from './config.module';
+export * from './durable-file';
 export * from './error-message';
 export * from './log-destination';
 export * from './make-directories';
