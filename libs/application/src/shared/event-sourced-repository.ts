@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { backOffDelay, TurnQueue } from '@chronicle/config';
-import { DomainEvent, unknownEventTypeReason, UnknownEventTypeError } from '@chronicle/domain';
+import { Decider, DomainEvent, unknownEventTypeReason, UnknownEventTypeError } from '@chronicle/domain';
 import { activeTraceParent, nameActiveSpan, traced } from '@chronicle/tracing';
 import {
   EventStore,
@@ -14,16 +14,6 @@ import { ConcurrencyConflictError, PreconditionFailedError } from './application
 import { timeOrderedId } from './time-ordered-id';
 import { Clock } from './clock';
 import { CommandContext } from './command-context';
-
-/**
- * An aggregate as pure functions, in the style of emmett's deciders. States are values: evolve
- * returns a new state and never changes the one it was given (the repository keeps states).
- */
-export interface Decider<S, C, E extends DomainEvent> {
-  initialState: S;
-  decide(command: C, state: S): E[];
-  evolve(state: S, event: E): S;
-}
 
 export interface Loaded<S> {
   state: S;

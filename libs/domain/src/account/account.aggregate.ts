@@ -1,3 +1,4 @@
+import { Decider } from '../shared/decider';
 import { AlreadyExistsError, DomainError, NotFoundError, ValidationError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
 import { checkEmail, isFieldError } from '../shared/values';
@@ -229,7 +230,7 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
   }
 }
 
-export const accountDecider = {
+export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent> = {
   initialState: initialAccountState,
   decide: decideAccount,
   evolve: evolveAccount,
