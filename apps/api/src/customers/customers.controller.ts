@@ -26,7 +26,7 @@ import {
 import { Allow } from '@chronicle/auth';
 import { customerRecord, NotFoundError } from '@chronicle/domain';
 import { Consumes, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
-import { ENTITY_TAGS_SCHEMA, etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
+import { ENTITY_TAGS_SCHEMA, etagHeader, etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
 import { ApiCredentials, ApiProblems, ApiQueryFrom, refusal } from '../http/openapi';
 import {
   AuthenticatedQueryDto,
@@ -40,10 +40,7 @@ import { WriteContext } from '../http/write-context.decorator';
 import { CUSTOMER_PATCH_SCHEMA, CustomerDto, NEW_CUSTOMER_SCHEMA } from './customer.dto';
 import { ListCustomersQueryDto } from './list-customers.dto';
 
-const ETAG_HEADER = {
-  description: "The customer's version; send it as If-Match or If-None-Match.",
-  schema: { type: 'string' },
-};
+const ETAG_HEADER = etagHeader('customer');
 /** A customer number as a path segment: digits, within the integers ids are. */
 const CUSTOMER_ID_PATTERN = /^[1-9]\d{0,14}$/;
 /** The numbers CUSTOMER_ID_PATTERN takes, as the document states them. */

@@ -3,6 +3,12 @@
 /** A strong ETag naming a resource's version (its stream revision). */
 export const etagOf = (revision: number): string => `"${revision}"`;
 
+/** The ETag response header as OpenAPI documents it, for a resource named by `noun` ("user"). */
+export const etagHeader = (noun: string) => ({
+  description: `The ${noun}'s version; send it as If-Match or If-None-Match.`,
+  schema: { type: 'string' },
+});
+
 /**
  * If-Match and If-None-Match as RFC 9110 writes them: `*`, or a list of entity-tags. Tags this
  * service never gave simply match nothing (412 for If-Match, 200 for If-None-Match).

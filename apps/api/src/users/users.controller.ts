@@ -42,7 +42,7 @@ import {
 } from './user.dto';
 import { INVALID_POSITION, invalidPosition } from '../audit/audit-position';
 import { invalidParameters, requireJsonObject } from '../http/validation';
-import { ENTITY_TAGS_SCHEMA, etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
+import { ENTITY_TAGS_SCHEMA, etagHeader, etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
 import {
   FRAGMENT_MEDIA_TYPE,
   GET_REPRESENTATIONS,
@@ -52,10 +52,7 @@ import {
   USER_MEDIA_TYPE,
 } from './user-representations';
 
-const ETAG_HEADER = {
-  description: "The user's version; send it as If-Match or If-None-Match.",
-  schema: { type: 'string' },
-};
+const ETAG_HEADER = etagHeader('user');
 const VARY_HEADER = { description: 'Accept', schema: { type: 'string' } };
 
 const UNKNOWN_USER = refusal(
