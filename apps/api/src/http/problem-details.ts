@@ -121,7 +121,7 @@ function problemOf(error: unknown, request: { method: string }): RenderedProblem
       headers['retry-after'] = String(fields.retryAfter);
     }
     if (status === 503) {
-      // A failed readiness check (terminus) says which checks failed and how far a catch-up is.
+      // A failed readiness check says which checks failed and how far a catch-up is.
       if (typeof body === 'object' && body !== null && 'details' in body) {
         fields.detail = 'Not ready: see checks.';
         fields.checks = body.details;
