@@ -18,6 +18,20 @@ export const ENTITY_TAGS_SCHEMA = {
   pattern: '^(?:\\*|(?:W/)?"[\\x21\\x23-\\x7e]*"(?:[ \\t]*,[ \\t]*(?:W/)?"[\\x21\\x23-\\x7e]*")*)$',
 };
 
+/** The conditional request headers as OpenAPI documents them on a resource's GET and PATCH. */
+export const IF_NONE_MATCH_HEADER = {
+  name: 'If-None-Match',
+  required: false,
+  description: 'An ETag held: 304 while it is current',
+  schema: ENTITY_TAGS_SCHEMA,
+};
+export const IF_MATCH_HEADER = {
+  name: 'If-Match',
+  required: false,
+  description: 'The ETag of the version being changed',
+  schema: ENTITY_TAGS_SCHEMA,
+};
+
 /**
  * The revisions an If-Match (strong comparison) or If-None-Match (weak comparison, RFC 9110
  * 13.1.2: `W/"3"` matches `"3"`) header names: `*` for any, or the list of our tags (tags we never
