@@ -4,19 +4,19 @@ import { join } from 'node:path';
 import { AttemptCounters } from '@chronicle/application';
 import { MongoAttemptCounters } from '../../libs/auth/src/attempt-counters/mongo-attempt-counters';
 import { SqliteAttemptCounters } from '../../libs/auth/src/attempt-counters/sqlite-attempt-counters';
-import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
+import { onMongoDouble, onSqlite, OpenInstances } from './support/store-instances';
 
 const WINDOW_MS = 900_000;
 const end = (window: number) => (window + 1) * WINDOW_MS;
 
 /** What the limits rely on, from either adapter: shared counts per key and window. */
-function contract(name: string, open: () => Promise<{ counters: AttemptCounters; other: AttemptCounters }>) {
+function contract(name: string, open: OpenInstances<AttemptCounters>) {
   describe(`${name} attempt counters`, () => {
     let counters: AttemptCounters;
     let other: AttemptCounters;
 
     beforeEach(async () => {
-      ({ counters, other } = await open());
+      [counters, other] = await open();
     });
     afterEach(async () => {
       await counters.close();
@@ -63,33 +63,12 @@ function contract(name: string, open: () => Promise<{ counters: AttemptCounters;
   });
 }
 
-contract('SQLite', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'attempt-counters-'));
-  const counters = new SqliteAttemptCounters(dir);
-  const other = new SqliteAttemptCounters(dir);
-  const close = counters.close.bind(counters);
-  counters.close = async () => {
-    await close();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  return Promise.resolve({ counters, other });
-});
-
-let mongo: MongoDouble;
-let databases = 0;
-beforeAll(async () => {
-  mongo = await startMongoDouble();
-});
-afterAll(() => mongo.stop());
-
-contract('MongoDB', () => {
-  const uri = new URL(mongo.uri);
-  uri.pathname = `/counters${++databases}`;
-  return Promise.resolve({
-    counters: new MongoAttemptCounters(uri.toString()),
-    other: new MongoAttemptCounters(uri.toString()),
-  });
-});
+contract(
+  'SQLite',
+  onSqlite('attempt-counters-', (dir) => new SqliteAttemptCounters(dir)),
+);
+const mongo = onMongoDouble('counters', (uri) => new MongoAttemptCounters(uri));
+contract('MongoDB', mongo.open);
 
 describe('bounded state', () => {
   it('SQLite: counters of past windows go when a later window is counted, and counts outlive the process', async () => {
@@ -115,9 +94,7 @@ describe('bounded state', () => {
   });
 
   it('MongoDB: a prune deletes the counters of windows that are over', async () => {
-    const uri = new URL(mongo.uri);
-    uri.pathname = '/prune';
-    const counters = new MongoAttemptCounters(uri.toString());
+    const counters = new MongoAttemptCounters(mongo.uriOf('prune'));
     try {
       await counters.add('a', 10, end(10));
       await counters.add('b', 11, end(11));

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   Claim,
   IDEMPOTENCY_WINDOW_MS,
@@ -8,7 +5,7 @@ import {
 } from '../../apps/api/src/idempotency/idempotency-store';
 import { MongoIdempotencyStore } from '../../apps/api/src/idempotency/mongo-idempotency-store';
 import { SqliteIdempotencyStore } from '../../apps/api/src/idempotency/sqlite-idempotency-store';
-import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
+import { onMongoDouble, onSqlite, OpenInstances } from './support/store-instances';
 
 const T = 1_800_000_000_000;
 const LEASE = 60_000;
@@ -23,13 +20,13 @@ const claimOf = (owner: string, fields: Partial<Claim> = {}): Claim => ({
 });
 
 /** What Idempotency-Key relies on, from either adapter: one holder per key across instances. */
-function contract(name: string, open: () => Promise<{ store: IdempotencyStore; other: IdempotencyStore }>) {
+function contract(name: string, open: OpenInstances<IdempotencyStore>) {
   describe(`${name} idempotency store`, () => {
     let store: IdempotencyStore;
     let other: IdempotencyStore;
 
     beforeEach(async () => {
-      ({ store, other } = await open());
+      [store, other] = await open();
     });
     afterEach(async () => {
       await store.close();
@@ -96,30 +93,8 @@ function contract(name: string, open: () => Promise<{ store: IdempotencyStore; o
   });
 }
 
-contract('SQLite', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'idempotency-'));
-  const store = new SqliteIdempotencyStore(dir);
-  const other = new SqliteIdempotencyStore(dir);
-  const close = store.close.bind(store);
-  store.close = async () => {
-    await close();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  return Promise.resolve({ store, other });
-});
-
-let mongo: MongoDouble;
-let databases = 0;
-beforeAll(async () => {
-  mongo = await startMongoDouble();
-});
-afterAll(() => mongo.stop());
-
-contract('MongoDB', () => {
-  const uri = new URL(mongo.uri);
-  uri.pathname = `/idempotency${++databases}`;
-  return Promise.resolve({
-    store: new MongoIdempotencyStore(uri.toString()),
-    other: new MongoIdempotencyStore(uri.toString()),
-  });
-});
+contract(
+  'SQLite',
+  onSqlite('idempotency-', (dir) => new SqliteIdempotencyStore(dir)),
+);
+contract('MongoDB', onMongoDouble('idempotency', (uri) => new MongoIdempotencyStore(uri)).open);

@@ -1,6 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import {
@@ -49,7 +48,6 @@ export class AppModule {
         AuditModule,
         ProjectionsAdminModule,
         AuthModule,
-        TerminusModule,
         IdempotencyModule,
       ],
       controllers: [

@@ -12,7 +12,14 @@ import {
   RegisterCustomerCommand,
   SeedCustomersCommand,
 } from '@chronicle/application';
-import { auditSealKey, ChronicleConfig, ConfigError, dataDirPath, parseConfig } from '@chronicle/config';
+import {
+  auditSealKey,
+  ChronicleConfig,
+  ConfigError,
+  dataDirPath,
+  errorMessage,
+  parseConfig,
+} from '@chronicle/config';
 import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
@@ -208,7 +215,7 @@ function reportError(error: unknown): number {
   } else if (error instanceof ConfigError) {
     printError({ error: 'invalid-configuration', message: error.message });
   } else {
-    printError({ error: 'internal-error', message: error instanceof Error ? error.message : String(error) });
+    printError({ error: 'internal-error', message: errorMessage(error) });
   }
   return 1;
 }

@@ -1,9 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { EventStore } from '@chronicle/event-store';
-import { MetricsServer, OperatorResponse } from '@chronicle/metrics';
+import { checkHealth, HealthReport, MetricsServer, OperatorResponse } from '@chronicle/metrics';
 import { ReadStore } from '@chronicle/read-models';
-
-type CheckResult = { status: 'up' } | { status: 'down'; message: string };
 
 /**
  * The projector's /health/live and /health/ready, on its metrics listener (it has no public port):
@@ -19,31 +17,22 @@ export class ProjectorHealth implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.server.route('/health/live', () => Promise.resolve(answer({})));
-    this.server.route('/health/ready', async () => {
-      const [eventStore, readStore] = await Promise.all([
-        check(() => this.eventStore.ping()),
-        check(() => this.readStore.ping()),
-      ]);
-      return answer({ eventStore, readStore });
-    });
+    this.server.route('/health/live', async () => answer(await checkHealth({})));
+    this.server.route('/health/ready', async () =>
+      answer(
+        await checkHealth({
+          eventStore: () => this.eventStore.ping(),
+          readStore: () => this.readStore.ping(),
+        }),
+      ),
+    );
   }
 }
 
-async function check(ping: () => Promise<void>): Promise<CheckResult> {
-  try {
-    await ping();
-    return { status: 'up' };
-  } catch (error) {
-    return { status: 'down', message: error instanceof Error ? error.message : 'unreachable' };
-  }
-}
-
-function answer(details: Record<string, CheckResult>): OperatorResponse {
-  const healthy = Object.values(details).every((result) => result.status === 'up');
+function answer(report: HealthReport): OperatorResponse {
   return {
-    status: healthy ? 200 : 503,
+    status: report.status === 'ok' ? 200 : 503,
     contentType: 'application/json',
-    body: JSON.stringify({ status: healthy ? 'ok' : 'error', details }),
+    body: JSON.stringify(report),
   };
 }

@@ -1,4 +1,4 @@
-import { ChronicleConfig, ConfigError } from '@chronicle/config';
+import { ChronicleConfig, ConfigError, integerVariable } from '@chronicle/config';
 
 /** What only the projector reads from the environment, on top of ChronicleConfig. */
 export interface ProjectorSettings {
@@ -19,9 +19,6 @@ export function parseProjectorSettings(
       'must be set: the projector writes the shared read models in MongoDB (without it the API projects in-process)',
     );
   }
-  const ttl = env.PROJECTOR_LEASE_TTL?.trim() || String(DEFAULT_LEASE_TTL_SECONDS);
-  if (!/^\d+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 3600) {
-    throw new ConfigError('PROJECTOR_LEASE_TTL', `must be an integer from 1 to 3600, got "${ttl}"`);
-  }
-  return { mongodbUri: config.mongodbUri, leaseTtlMs: Number(ttl) * 1000 };
+  const ttl = integerVariable(env, 'PROJECTOR_LEASE_TTL', DEFAULT_LEASE_TTL_SECONDS, 1, 3600);
+  return { mongodbUri: config.mongodbUri, leaseTtlMs: ttl * 1000 };
 }

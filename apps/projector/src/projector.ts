@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { errorMessage } from '@chronicle/config';
 import { MongoLease } from './mongo-lease';
 
 /** A long-running job of the projector process: started once the lease is held, stopped before it is given up. */
@@ -50,7 +51,8 @@ export class Projector implements OnModuleDestroy {
           .then(() => worker.start())
           .catch((error: unknown) => {
             // A worker stopped before it got going rejects; only other failures are news.
-            if (!this.stopping) this.logger.error(`A projector worker failed to start: ${messageOf(error)}`);
+            if (!this.stopping)
+              this.logger.error(`A projector worker failed to start: ${errorMessage(error)}`);
             throw error;
           }),
       );
@@ -67,7 +69,7 @@ export class Projector implements OnModuleDestroy {
         this.workers.map((worker) =>
           worker
             .stop()
-            .catch((error: unknown) => this.logger.error(`Stopping a worker failed: ${messageOf(error)}`)),
+            .catch((error: unknown) => this.logger.error(`Stopping a worker failed: ${errorMessage(error)}`)),
         ),
       );
     }
@@ -76,7 +78,7 @@ export class Projector implements OnModuleDestroy {
       if (outcome === 'stopped') this.logger.log(`Released the projector lease (${this.lease.owner})`);
     } catch (error) {
       this.logger.warn(
-        `Could not release the projector lease: ${messageOf(error)}; another projector takes over after ${this.lease.ttlMs} ms`,
+        `Could not release the projector lease: ${errorMessage(error)}; another projector takes over after ${this.lease.ttlMs} ms`,
       );
     }
     return outcome;
@@ -104,7 +106,7 @@ export class Projector implements OnModuleDestroy {
           );
         }
       } catch (error) {
-        this.logger.error(`Could not read the projector lease: ${messageOf(error)}; retrying`);
+        this.logger.error(`Could not read the projector lease: ${errorMessage(error)}; retrying`);
       }
       await this.pause(this.renewEveryMs);
     }
@@ -134,11 +136,11 @@ export class Projector implements OnModuleDestroy {
       } catch (error) {
         if (this.lease.heldForMs === 0) {
           this.logger.error(
-            `Could not renew the projector lease (${messageOf(error)}); stopping so that two projectors never write at once`,
+            `Could not renew the projector lease (${errorMessage(error)}); stopping so that two projectors never write at once`,
           );
           return 'lease-lost';
         }
-        this.logger.warn(`Renewing the projector lease failed: ${messageOf(error)}; retrying`);
+        this.logger.warn(`Renewing the projector lease failed: ${errorMessage(error)}; retrying`);
       }
     }
     return 'stopped';
@@ -172,8 +174,4 @@ export class Projector implements OnModuleDestroy {
       this.wake = done;
     });
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

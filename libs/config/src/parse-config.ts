@@ -22,7 +22,8 @@ function text(env: Env, name: string): string | null {
   return value === undefined || value.trim() === '' ? null : value.trim();
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+/** An integer variable from `min` to `max`; unset or blank, `fallback`. */
+export function integerVariable(env: Env, name: string, fallback: number, min: number, max: number): number {
   const value = text(env, name);
   if (value === null) return fallback;
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
@@ -171,7 +172,7 @@ function trustProxy(env: Env): boolean | number | string[] {
   const value = text(env, 'TRUST_PROXY');
   if (value === null || value === 'false') return false;
   if (value === 'true') return true;
-  if (/^\d+$/.test(value)) return integer(env, 'TRUST_PROXY', 0, 1, 100);
+  if (/^\d+$/.test(value)) return integerVariable(env, 'TRUST_PROXY', 0, 1, 100);
   const entries = value.split(',').map((entry) => entry.trim());
   for (const entry of entries) {
     const [address, bits, extra] = entry.split('/');
@@ -220,7 +221,7 @@ export function dataDirPath(env: Env = process.env): string {
 }
 
 export function parseConfig(env: Env = process.env): ChronicleConfig {
-  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const port = integerVariable(env, 'PORT', 3000, 0, 65535);
   const dataDir = dataDirPath(env);
   privateDataDir(dataDir);
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
@@ -228,7 +229,7 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   }
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
-  const metricsPort = integer(env, 'METRICS_PORT', 9464, 0, 65535);
+  const metricsPort = integerVariable(env, 'METRICS_PORT', 9464, 0, 65535);
   if (metricsPort !== 0 && metricsPort === port) {
     throw new ConfigError(
       'METRICS_PORT',
@@ -245,21 +246,21 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom,
     publicBaseUrl: publicBaseUrl.replace(/\/+$/, ''),
-    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
-    resetTokenTtlSeconds: integer(env, 'RESET_TOKEN_TTL', 1800, 1, 86_400),
-    invitationTtlSeconds: integer(env, 'INVITATION_TTL', 7 * 86_400, 1, 90 * 86_400),
-    resetRequestsPerEmail: integer(env, 'RESET_REQUESTS_PER_EMAIL', 5, 1, 1_000_000),
-    resetRequestsPerClient: integer(env, 'RESET_REQUESTS_PER_CLIENT', 20, 1, 1_000_000),
-    loginAttemptsPerAccount: integer(env, 'LOGIN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),
-    loginAttemptsPerClient: integer(env, 'LOGIN_ATTEMPTS_PER_CLIENT', 100, 1, 1_000_000),
+    accessTokenTtlSeconds: integerVariable(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
+    resetTokenTtlSeconds: integerVariable(env, 'RESET_TOKEN_TTL', 1800, 1, 86_400),
+    invitationTtlSeconds: integerVariable(env, 'INVITATION_TTL', 7 * 86_400, 1, 90 * 86_400),
+    resetRequestsPerEmail: integerVariable(env, 'RESET_REQUESTS_PER_EMAIL', 5, 1, 1_000_000),
+    resetRequestsPerClient: integerVariable(env, 'RESET_REQUESTS_PER_CLIENT', 20, 1, 1_000_000),
+    loginAttemptsPerAccount: integerVariable(env, 'LOGIN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000),
+    loginAttemptsPerClient: integerVariable(env, 'LOGIN_ATTEMPTS_PER_CLIENT', 100, 1, 1_000_000),
     tokenSecret: tokenSecret(env, dataDir),
     auditSealKey: auditSealKey(env),
     dataKeySecret: configuredSecret(env, 'DATA_KEY_SECRET'),
     logLevel: logLevel as LogLevel,
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env),
-    requestTimeoutSeconds: integer(env, 'REQUEST_TIMEOUT', 30, 1, 3600),
+    requestTimeoutSeconds: integerVariable(env, 'REQUEST_TIMEOUT', 30, 1, 3600),
     metricsPort,
-    readModelSnapshotEvents: integer(env, 'READ_MODEL_SNAPSHOT_EVENTS', 50_000, 1, 1_000_000_000),
+    readModelSnapshotEvents: integerVariable(env, 'READ_MODEL_SNAPSHOT_EVENTS', 50_000, 1, 1_000_000_000),
   });
 }

@@ -1,3 +1,4 @@
+export * from './shared/decider';
 export * from './shared/domain-error';
 export * from './shared/event';
 export * from './shared/values';

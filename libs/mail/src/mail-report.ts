@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ChronicleMetrics } from '@chronicle/metrics';
+import { errorMessage } from '@chronicle/config';
 import { MailMessage, MailObserver } from './mailer.port';
 
 /**
@@ -33,9 +34,7 @@ export class MailReport implements MailObserver {
         ...this.fields(message),
         outcome: 'failed',
         // An SMTP server's refusal often quotes the recipient: masked there too.
-        error: (error instanceof Error ? error.message : String(error))
-          .split(message.to)
-          .join(maskAddress(message.to)),
+        error: errorMessage(error).split(message.to).join(maskAddress(message.to)),
       },
       'mail failed',
     );

@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { ChronicleConfig } from '@chronicle/config';
+import { ChronicleConfig, errorMessage } from '@chronicle/config';
 import { ChronicleMetrics } from './chronicle-metrics';
 
 /** What a route on the metrics listener answers. */
@@ -89,7 +89,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
       try {
         answer = await route();
       } catch (error) {
-        this.logger.error(`${path} failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.error(`${path} failed: ${errorMessage(error)}`);
         answer = { status: 500, contentType: 'text/plain', body: 'Internal error\n' };
       }
     }

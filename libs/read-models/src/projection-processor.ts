@@ -10,6 +10,7 @@ import {
 } from '@chronicle/event-store';
 import { unknownEventTypeReason } from '@chronicle/domain';
 import { traceProjectionBatch } from '@chronicle/tracing';
+import { errorMessage } from '@chronicle/config';
 import { Projection } from './projections/projection';
 import { DocumentChange, ReadStore } from './read-store.port';
 
@@ -53,7 +54,7 @@ export class ProjectionsHandler implements ProcessorHandler {
       } catch (error) {
         throw new PermanentFailure(
           `Projection ${projection.name} failed on ${event.type} at ${formatPosition(event.position)} in ` +
-            `${event.stream}: ${error instanceof Error ? error.message : String(error)}`,
+            `${event.stream}: ${errorMessage(error)}`,
           { cause: error },
         );
       }

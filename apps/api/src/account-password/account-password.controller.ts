@@ -19,9 +19,8 @@ import {
   PasswordChangeResult,
   Principal,
   RequestPasswordResetCommand,
-  WrongPasswordError,
 } from '@chronicle/application';
-import { InvalidResetTokenError, passwordRefusal } from '@chronicle/domain';
+import { InvalidResetTokenError, passwordRefusal, WrongPasswordError } from '@chronicle/domain';
 import {
   AccountSessions,
   Allow,

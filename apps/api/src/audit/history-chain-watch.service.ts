@@ -13,6 +13,7 @@ import {
   storedLinkBreak,
   verifyChain,
 } from '@chronicle/event-store';
+import { errorMessage } from '@chronicle/config';
 
 /** Names the first broken position of the history as far as the server knows, on any audit answer. */
 export const CHAIN_BROKEN_HEADER = 'chronicle-chain-broken';
@@ -128,7 +129,7 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
       await check();
     } catch (error) {
       if (this.stopped) return;
-      this.logger.error(`Could not verify the history's hash chain: ${describe(error)}`);
+      this.logger.error(`Could not verify the history's hash chain: ${errorMessage(error)}`);
     } finally {
       if (this.state === 'verifying') this.state = this.broken === null ? 'verified' : 'broken';
     }
@@ -222,8 +223,4 @@ function headOf(
     revision: event.revision,
     hash: event.hash,
   };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

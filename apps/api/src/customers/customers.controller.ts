@@ -26,7 +26,14 @@ import {
 import { Allow } from '@chronicle/auth';
 import { customerRepresentation, NotFoundError } from '@chronicle/domain';
 import { Consumes, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
-import { ENTITY_TAGS_SCHEMA, etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
+import {
+  etagHeader,
+  etagOf,
+  heldVersion,
+  IF_MATCH_HEADER,
+  IF_NONE_MATCH_HEADER,
+  ifMatchRevisions,
+} from '../http/entity-tags';
 import { ApiCredentials, ApiProblems, ApiQueryFrom, refusal } from '../http/openapi';
 import {
   AuthenticatedQueryDto,
@@ -40,10 +47,7 @@ import { WriteContext } from '../http/write-context.decorator';
 import { CUSTOMER_PATCH_SCHEMA, CustomerDto, NEW_CUSTOMER_SCHEMA } from './customer.dto';
 import { ListCustomersQueryDto } from './list-customers.dto';
 
-const ETAG_HEADER = {
-  description: "The customer's version; send it as If-Match or If-None-Match.",
-  schema: { type: 'string' },
-};
+const ETAG_HEADER = etagHeader('customer');
 /** A customer number as a path segment: digits, within the integers ids are. */
 const CUSTOMER_ID_PATTERN = /^[1-9]\d{0,14}$/;
 /** The numbers CUSTOMER_ID_PATTERN takes, as the document states them. */
@@ -126,12 +130,7 @@ export class CustomersController {
     summary: 'Read a customer, reflecting every write answered before the request (users and admins)',
   })
   @ApiParam(CUSTOMER_ID)
-  @ApiHeader({
-    name: 'If-None-Match',
-    required: false,
-    description: 'An ETag held: 304 while it is current',
-    schema: ENTITY_TAGS_SCHEMA,
-  })
+  @ApiHeader(IF_NONE_MATCH_HEADER)
   @ApiOkResponse({ type: CustomerDto, description: 'The customer record.', headers: { ETag: ETAG_HEADER } })
   @ApiNotModifiedResponse({
     description: 'If-None-Match names the current version.',
@@ -165,12 +164,7 @@ export class CustomersController {
     schema: CUSTOMER_PATCH_SCHEMA,
     examples: { email: { summary: 'Change the e-mail address', value: { email: 'ada@analytical.example' } } },
   })
-  @ApiHeader({
-    name: 'If-Match',
-    required: false,
-    description: 'The ETag of the version being changed',
-    schema: ENTITY_TAGS_SCHEMA,
-  })
+  @ApiHeader(IF_MATCH_HEADER)
   @ApiOkResponse({
     type: CustomerDto,
     description: 'The customer as changed.',

@@ -1,4 +1,4 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import {
   ApiOkResponse,
   ApiOperation,
@@ -7,15 +7,11 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import {
-  HealthCheck,
-  HealthCheckService,
-  HealthIndicatorResult,
-  HealthIndicatorService,
-} from '@nestjs/terminus';
+import { HealthCheck } from '@nestjs/terminus';
 import { AccountSessions, Public } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 import { EventProcessor, EventStore, formatPosition } from '@chronicle/event-store';
+import { checkHealth, HealthCheck as Check, HealthCheckResult } from '@chronicle/metrics';
 import { ProjectionProcessor, ReadStore } from '@chronicle/read-models';
 import { HistoryChainWatch } from '../audit/history-chain-watch.service';
 import { ProblemDto } from '../http/openapi';
@@ -64,8 +60,6 @@ const ApiHealth =
 @Controller('health')
 export class HealthController {
   constructor(
-    private readonly health: HealthCheckService,
-    private readonly indicators: HealthIndicatorService,
     private readonly eventStore: EventStore,
     private readonly readStore: ReadStore,
     private readonly projections: ProjectionProcessor,
@@ -77,8 +71,8 @@ export class HealthController {
   /** The process is up and serving. */
   @Get('live')
   @ApiHealth('Liveness: the process is up and serving')
-  live() {
-    return this.health.check([]);
+  live(): Promise<HealthDto> {
+    return answer({});
   }
 
   /**
@@ -91,17 +85,18 @@ export class HealthController {
   @ApiHealth(
     'Readiness: the stores answer, the read models have caught up with the history, and its hash chain holds',
   )
-  ready() {
-    return this.health.check([
-      () => this.ping('eventStore', () => this.eventStore.ping()),
-      () => this.ping('readStore', () => this.readStore.ping()),
-      () => this.historyChain(),
-      ...this.builtFromHistory().map(
-        ([key, processor]) =>
-          () =>
-            this.caughtUp(key, processor),
+  ready(): Promise<HealthDto> {
+    return answer({
+      eventStore: () => this.eventStore.ping(),
+      readStore: () => this.readStore.ping(),
+      historyChain: () => this.historyChain(),
+      ...Object.fromEntries(
+        this.builtFromHistory().map(([key, processor]): [string, Check] => [
+          key,
+          () => this.caughtUp(processor),
+        ]),
       ),
-    ]);
+    });
   }
 
   /** Whether everything this process builds from the history has caught up with it (the lifecycle's "ready"). */
@@ -119,40 +114,42 @@ export class HealthController {
   }
 
   private async caughtUp(
-    key: string,
     processor: Pick<EventProcessor, 'isCaughtUp' | 'position'>,
-  ): Promise<HealthIndicatorResult> {
-    const indicator = this.indicators.check(key);
-    if (processor.isCaughtUp) return indicator.up();
+  ): Promise<HealthCheckResult> {
+    if (processor.isCaughtUp) return { status: 'up' };
     const head = await this.eventStore.headPosition().catch(() => null);
-    return indicator.down({
+    return {
+      status: 'down',
       message: 'catching up with the event history',
       position: processor.position === null ? null : formatPosition(processor.position),
       head: head === null ? null : formatPosition(head),
-    });
+    };
   }
 
   /** Down while the tail since the kept verified head is checked, and for good once the chain breaks. */
-  private historyChain(): HealthIndicatorResult {
-    const indicator = this.indicators.check('historyChain');
+  private historyChain(): HealthCheckResult {
     const { state, firstBroken, verifyingFrom } = this.chain.status();
-    if (state === 'verified') return indicator.up();
+    if (state === 'verified') return { status: 'up' };
     if (state === 'verifying') {
-      return indicator.down({ message: 'verifying the hash chain of the history', from: verifyingFrom });
+      return { status: 'down', message: 'verifying the hash chain of the history', from: verifyingFrom };
     }
-    return indicator.down({
+    return {
+      status: 'down',
       message: `the history's hash chain breaks at position ${firstBroken!.position}: it was edited outside the service`,
       firstBroken,
-    });
+    };
   }
+}
 
-  private async ping(key: string, ping: () => Promise<void>): Promise<HealthIndicatorResult> {
-    const indicator = this.indicators.check(key);
-    try {
-      await ping();
-      return indicator.up();
-    } catch (error) {
-      return indicator.down({ message: error instanceof Error ? error.message : 'unreachable' });
-    }
-  }
+/**
+ * The checks' report with the passed and the failed ones apart (`info`, `error`); not healthy, a
+ * 503 whose problem details carry the checks.
+ */
+async function answer(checks: Record<string, Check>): Promise<HealthDto> {
+  const { status, details } = await checkHealth(checks);
+  const where = (up: boolean) =>
+    Object.fromEntries(Object.entries(details).filter(([, result]) => (result.status === 'up') === up));
+  const body = { status, info: where(true), error: where(false), details };
+  if (status === 'error') throw new ServiceUnavailableException(body);
+  return body as HealthDto;
 }

@@ -3,6 +3,12 @@
 /** A strong ETag naming a resource's version (its stream revision). */
 export const etagOf = (revision: number): string => `"${revision}"`;
 
+/** The ETag response header as OpenAPI documents it, for a resource named by `noun` ("user"). */
+export const etagHeader = (noun: string) => ({
+  description: `The ${noun}'s version; send it as If-Match or If-None-Match.`,
+  schema: { type: 'string' },
+});
+
 /**
  * If-Match and If-None-Match as RFC 9110 writes them: `*`, or a list of entity-tags. Tags this
  * service never gave simply match nothing (412 for If-Match, 200 for If-None-Match).
@@ -10,6 +16,20 @@ export const etagOf = (revision: number): string => `"${revision}"`;
 export const ENTITY_TAGS_SCHEMA = {
   type: 'string',
   pattern: '^(?:\\*|(?:W/)?"[\\x21\\x23-\\x7e]*"(?:[ \\t]*,[ \\t]*(?:W/)?"[\\x21\\x23-\\x7e]*")*)$',
+};
+
+/** The conditional request headers as OpenAPI documents them on a resource's GET and PATCH. */
+export const IF_NONE_MATCH_HEADER = {
+  name: 'If-None-Match',
+  required: false,
+  description: 'An ETag held: 304 while it is current',
+  schema: ENTITY_TAGS_SCHEMA,
+};
+export const IF_MATCH_HEADER = {
+  name: 'If-Match',
+  required: false,
+  description: 'The ETag of the version being changed',
+  schema: ENTITY_TAGS_SCHEMA,
 };
 
 /**

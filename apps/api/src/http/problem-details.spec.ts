@@ -1,7 +1,13 @@
-import { BadRequestException, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
-import { UnknownEventTypeError } from '@chronicle/domain';
+import {
+  ArgumentsHost,
+  BadRequestException,
+  NotFoundException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
+import { SecurityEvents } from '@chronicle/application';
+import { PasswordChangedMeanwhileError, UnknownEventTypeError, WrongPasswordError } from '@chronicle/domain';
 import { StoreTimeoutError } from '@chronicle/event-store';
-import { toProblem } from './problem-details';
+import { ProblemDetailsFilter, toProblem } from './problem-details';
 
 const request = { method: 'GET', url: '/customers' };
 
@@ -81,5 +87,49 @@ describe('toProblem and the request URL', () => {
       url: '/users/u-1',
     });
     expect(problem.detail).toBe('User not found');
+  });
+});
+
+describe('ProblemDetailsFilter and a wrong current password', () => {
+  function answer(error: Error) {
+    const observed: string[] = [];
+    const sent: { status?: number; body?: string } = {};
+    const reply = {
+      status: (status: number) => ((sent.status = status), reply),
+      headers: () => reply,
+      header: () => reply,
+      send: (body: string) => ((sent.body = body), reply),
+    };
+    const request = {
+      method: 'POST',
+      url: '/account/password',
+      headers: {},
+      body: {},
+      ip: '127.0.0.1',
+      raw: { rawHeaders: [] },
+    };
+    const host = { switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }) };
+    const security = { observe: (type: string) => observed.push(type) };
+    new ProblemDetailsFilter(security as unknown as SecurityEvents).catch(
+      error,
+      host as unknown as ArgumentsHost,
+    );
+    return { observed, status: sent.status, type: (JSON.parse(sent.body!) as { type: string }).type };
+  }
+
+  it('answers a wrong one with 400 wrong-password and records it', () => {
+    expect(answer(new WrongPasswordError())).toEqual({
+      observed: ['OldPasswordRejected.v1'],
+      status: 400,
+      type: 'wrong-password',
+    });
+  });
+
+  it('answers one changed meanwhile the same, recording no wrong password: the one given was right', () => {
+    expect(answer(new PasswordChangedMeanwhileError())).toEqual({
+      observed: [],
+      status: 400,
+      type: 'wrong-password',
+    });
   });
 });

@@ -8,7 +8,6 @@ import {
   PreconditionFailedError,
   SecurityEvents,
   TooManyAttemptsError,
-  WrongPasswordError,
 } from '@chronicle/application';
 import {
   AlreadyExistsError,
@@ -20,6 +19,7 @@ import {
   UnknownEventTypeError,
   SecurityEventType,
   ValidationError,
+  WrongPasswordError,
 } from '@chronicle/domain';
 import { isStoreUnavailable } from '@chronicle/event-store';
 import { securityObservationOf } from '@chronicle/auth';
@@ -121,7 +121,7 @@ function problemOf(error: unknown, request: { method: string }): RenderedProblem
       headers['retry-after'] = String(fields.retryAfter);
     }
     if (status === 503) {
-      // A failed readiness check (terminus) says which checks failed and how far a catch-up is.
+      // A failed readiness check says which checks failed and how far a catch-up is.
       if (typeof body === 'object' && body !== null && 'details' in body) {
         fields.detail = 'Not ready: see checks.';
         fields.checks = body.details;
@@ -157,11 +157,8 @@ function problemOf(error: unknown, request: { method: string }): RenderedProblem
       headers,
     };
   }
-  if (
-    error instanceof InvalidResetTokenError ||
-    error instanceof WrongPasswordError ||
-    error instanceof PasswordChangedMeanwhileError
-  ) {
+  // A password changed meanwhile is a WrongPasswordError too: the same answer.
+  if (error instanceof InvalidResetTokenError || error instanceof WrongPasswordError) {
     return {
       problem: problem(400, { type: error.code, title: 'Bad Request', detail: error.message }),
       headers,
@@ -242,7 +239,10 @@ export function sendProblem(reply: FastifyReply, rendered: RenderedProblem): voi
 /** The security event an error is, if any (the guard records failed logins and 403s itself). */
 function securityEventOf(error: unknown): SecurityEventType | null {
   if (error instanceof TooManyAttemptsError) return 'RateLimited.v1';
-  if (error instanceof WrongPasswordError) return 'OldPasswordRejected.v1';
+  // Changed meanwhile, `old` was right when checked: no wrong password was tried.
+  if (error instanceof WrongPasswordError && !(error instanceof PasswordChangedMeanwhileError)) {
+    return 'OldPasswordRejected.v1';
+  }
   if (error instanceof InvalidResetTokenError) return 'ResetTokenRejected.v1';
   return null;
 }

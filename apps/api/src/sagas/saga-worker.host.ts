@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { ChronicleConfig } from '@chronicle/config';
+import { BackOff, backOffDelay, ChronicleConfig } from '@chronicle/config';
 import { ChronicleMetrics, MetricsSnapshot } from '@chronicle/metrics';
 
 export interface SagaWorkerData {
@@ -16,8 +16,7 @@ export type ToSagaWorker = { type: 'metrics'; id: number } | { type: 'stop' };
 type FromSagaWorker = { type: 'started' } | { type: 'metrics'; id: number; snapshot: MetricsSnapshot };
 
 /** A worker that stopped on its own is started again after this long, doubling up to the maximum. */
-const RESTART_DELAY_MS = 1_000;
-const MAX_RESTART_DELAY_MS = 30_000;
+const RESTART_BACK_OFF: BackOff = { initialMs: 1_000, maxMs: 30_000 };
 /** A scrape does not wait longer than this for the worker's metrics. */
 const METRICS_TIMEOUT_MS = 2_000;
 /** Past this, a worker that was asked to stop is terminated. */
@@ -35,7 +34,8 @@ export class SagaWorkerHost implements OnApplicationBootstrap, OnApplicationShut
   private readonly logger = new Logger('Sagas');
   private worker: Worker | null = null;
   private stopping = false;
-  private restartDelayMs = RESTART_DELAY_MS;
+  /** The worker's exits since it last started. */
+  private exitsSinceStarted = 0;
   private restartTimer: NodeJS.Timeout | null = null;
   private nextRequest = 0;
   private readonly pending = new Map<number, (snapshot: MetricsSnapshot) => void>();
@@ -98,7 +98,7 @@ export class SagaWorkerHost implements OnApplicationBootstrap, OnApplicationShut
     this.worker = worker;
     worker.on('message', (message: FromSagaWorker) => {
       if (message.type === 'started') {
-        this.restartDelayMs = RESTART_DELAY_MS;
+        this.exitsSinceStarted = 0;
       } else {
         this.pending.get(message.id)?.(message.snapshot);
       }
@@ -111,14 +111,14 @@ export class SagaWorkerHost implements OnApplicationBootstrap, OnApplicationShut
       for (const answer of this.pending.values()) answer([]);
       this.pending.clear();
       if (this.stopping) return;
+      const delayMs = backOffDelay(++this.exitsSinceStarted, RESTART_BACK_OFF);
       this.logger.error(
-        `The sagas' worker stopped (exit code ${code}); starting it again in ${this.restartDelayMs / 1000} s`,
+        `The sagas' worker stopped (exit code ${code}); starting it again in ${delayMs / 1000} s`,
       );
       this.restartTimer = setTimeout(() => {
         this.restartTimer = null;
         if (!this.stopping) this.start();
-      }, this.restartDelayMs);
-      this.restartDelayMs = Math.min(this.restartDelayMs * 2, MAX_RESTART_DELAY_MS);
+      }, delayMs);
     });
   }
 

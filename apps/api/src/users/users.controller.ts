@@ -42,7 +42,14 @@ import {
 } from './user.dto';
 import { INVALID_POSITION, invalidPosition } from '../audit/audit-position';
 import { invalidParameters, requireJsonObject } from '../http/validation';
-import { ENTITY_TAGS_SCHEMA, etagOf, heldVersion, ifMatchRevisions } from '../http/entity-tags';
+import {
+  etagHeader,
+  etagOf,
+  heldVersion,
+  IF_MATCH_HEADER,
+  IF_NONE_MATCH_HEADER,
+  ifMatchRevisions,
+} from '../http/entity-tags';
 import {
   FRAGMENT_MEDIA_TYPE,
   GET_REPRESENTATIONS,
@@ -52,10 +59,7 @@ import {
   USER_MEDIA_TYPE,
 } from './user-representations';
 
-const ETAG_HEADER = {
-  description: "The user's version; send it as If-Match or If-None-Match.",
-  schema: { type: 'string' },
-};
+const ETAG_HEADER = etagHeader('user');
 const VARY_HEADER = { description: 'Accept', schema: { type: 'string' } };
 
 const UNKNOWN_USER = refusal(
@@ -103,12 +107,7 @@ export class UsersController {
       'A user reads its own user, an admin any. With asOf (admin or auditor): the user as it was then, ' +
       'folded from its history by the users projection.',
   })
-  @ApiHeader({
-    name: 'If-None-Match',
-    required: false,
-    description: 'An ETag held: 304 while it is current',
-    schema: ENTITY_TAGS_SCHEMA,
-  })
+  @ApiHeader(IF_NONE_MATCH_HEADER)
   @ApiQueryFrom(GetUserQueryDto, {
     asOf:
       'The user as it was at this RFC 3339 time or global position (inclusive), folded from its history ' +
@@ -163,12 +162,7 @@ export class UsersController {
       both: { value: { name: 'Ada', age: 36 } },
     },
   })
-  @ApiHeader({
-    name: 'If-Match',
-    required: false,
-    description: 'The ETag of the version being changed',
-    schema: ENTITY_TAGS_SCHEMA,
-  })
+  @ApiHeader(IF_MATCH_HEADER)
   @ApiOkResponse({
     description:
       'The full user (also for application/json, */* or no Accept), or only the patched members plus modifiedon.',

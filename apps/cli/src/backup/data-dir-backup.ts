@@ -2,14 +2,11 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
-  constants,
-  copyFileSync,
   existsSync,
   openSync,
   readdirSync,
   readFileSync,
   readSync,
-  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -17,7 +14,7 @@ import {
 import { dirname, join } from 'node:path';
 import { LIMITS_FILE } from '@chronicle/auth';
 import { backupManifestSignedBy, SEAL_KEY_FILE, signBackupManifest } from '@chronicle/application';
-import { makeDirectories, TOKEN_SECRET_FILE } from '@chronicle/config';
+import { makeDirectories, syncFile, TOKEN_SECRET_FILE, writeFileDurablySync } from '@chronicle/config';
 import {
   BackupCheckError,
   checkDatabase,
@@ -27,7 +24,6 @@ import {
   STORE_ID_FILE,
   type ChainVerification,
   summarizeEventStore,
-  syncFile,
   verifyCopiedChain,
 } from '@chronicle/event-store';
 import { OUTBOX_DIR } from '@chronicle/mail';
@@ -324,10 +320,7 @@ export async function restoreDataDir(
     for (const path of ordered) {
       const target = join(dataDir, path);
       makeDirectories(dirname(target), 0o700);
-      const temp = join(dirname(target), `.restoring-${process.pid}-${path.replace(/\//g, '_')}`);
-      copyPrivate(join(source, path), temp);
-      renameSync(temp, target);
-      syncFile(dirname(target));
+      writeFileDurablySync(target, { copyOf: join(source, path) }, { hidden: true });
     }
     return {
       dataDir,
@@ -503,13 +496,6 @@ function readIfPresent(file: string): Buffer | null {
 function writePrivate(file: string, content: string | Buffer): void {
   writeFileSync(file, content, { mode: 0o600, flag: 'wx' });
   syncFile(file);
-}
-
-/** `from` copied into a new file `to`, 0600 (inside a 0700 directory), synced. */
-function copyPrivate(from: string, to: string): void {
-  copyFileSync(from, to, constants.COPYFILE_EXCL);
-  chmodSync(to, 0o600);
-  syncFile(to);
 }
 
 function describeFile(root: string, path: string): BackupFile {

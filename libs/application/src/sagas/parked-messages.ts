@@ -1,5 +1,6 @@
 import { CommandBus } from '@nestjs/cqrs';
 import { CheckpointStore, EventStore } from '@chronicle/event-store';
+import { errorMessage } from '@chronicle/config';
 import { passwordSaga } from './password.saga';
 import { SagaHandler } from './saga-processor';
 
@@ -50,7 +51,7 @@ export async function retryParkedMessage(
   try {
     await new SagaHandler(saga, commands, checkpoints).handle(event);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     await checkpoints.park({
       ...parked,
       reason,

@@ -32,12 +32,3 @@ export class EmailTakenError extends Error {
     this.name = 'EmailTakenError';
   }
 }
-
-/** `old` did not match the account's password. */
-export class WrongPasswordError extends Error {
-  readonly code = 'wrong-password';
-  constructor() {
-    super('The current password is wrong');
-    this.name = 'WrongPasswordError';
-  }
-}

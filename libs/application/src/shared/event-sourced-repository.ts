@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DomainEvent, unknownEventTypeReason, UnknownEventTypeError } from '@chronicle/domain';
+import { backOffDelay, TurnQueue } from '@chronicle/config';
+import { Decider, DomainEvent, unknownEventTypeReason, UnknownEventTypeError } from '@chronicle/domain';
 import { activeTraceParent, nameActiveSpan, traced } from '@chronicle/tracing';
 import {
   EventStore,
@@ -13,16 +14,6 @@ import { ConcurrencyConflictError, PreconditionFailedError } from './application
 import { timeOrderedId } from './time-ordered-id';
 import { Clock } from './clock';
 import { CommandContext } from './command-context';
-
-/**
- * An aggregate as pure functions, in the style of emmett's deciders. States are values: evolve
- * returns a new state and never changes the one it was given (the repository keeps states).
- */
-export interface Decider<S, C, E extends DomainEvent> {
-  initialState: S;
-  decide(command: C, state: S): E[];
-  evolve(state: S, event: E): S;
-}
 
 export interface Loaded<S> {
   state: S;
@@ -82,8 +73,8 @@ export const CONFLICT_ATTEMPTS = 10;
  * several processes that collided do not collide again in step and exhaust their attempts.
  */
 function conflictBackOff(attempt: number): Promise<void> {
-  const ceiling = Math.min(200, 2 ** attempt * 5);
-  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+  const delay = backOffDelay(attempt, { initialMs: 10, maxMs: 200, jitter: 'full' });
+  return new Promise((resolve) => setTimeout(resolve, delay));
 }
 
 /** Streams whose folded state the repository keeps; the least recently used goes first. */
@@ -103,8 +94,8 @@ interface Folded {
  */
 @Injectable()
 export class EventSourcedRepository {
-  /** Per stream, the end of the commands queued on it in this process. */
-  private readonly turns = new Map<string, Promise<void>>();
+  /** Per stream, the commands queued on it in this process. */
+  private readonly turns = new TurnQueue();
   private readonly folded = new Map<string, Folded>();
 
   constructor(
@@ -136,21 +127,11 @@ export class EventSourcedRepository {
     context: CommandContext,
     options: HandleOptions = {},
   ): Promise<Handled<S, E>> {
-    const previous = this.turns.get(stream) ?? Promise.resolve();
-    const result = previous.then(() =>
+    return this.turns.run(stream, () =>
       traced('command', () => this.decideAndAppend(decider, stream, command, context, options), {
         attributes: { 'chronicle.stream': stream },
       }),
     );
-    const turn = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.turns.set(stream, turn);
-    void turn.then(() => {
-      if (this.turns.get(stream) === turn) this.turns.delete(stream);
-    });
-    return result;
   }
 
   private async decideAndAppend<S, C, E extends DomainEvent>(

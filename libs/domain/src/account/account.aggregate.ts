@@ -1,3 +1,4 @@
+import { Decider } from '../shared/decider';
 import { AlreadyExistsError, DomainError, NotFoundError, ValidationError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
 import { checkEmail, isFieldError } from '../shared/values';
@@ -30,14 +31,23 @@ export class InvalidResetTokenError extends DomainError {
   }
 }
 
-/**
- * The old password was right when it was checked, but the password changed before this change
- * could be written: `old` is no longer the password (the same answer as a wrong one).
- */
-export class PasswordChangedMeanwhileError extends DomainError {
+/** `old` did not match the account's password. */
+export class WrongPasswordError extends DomainError {
   readonly code = 'wrong-password';
   constructor() {
     super('The current password is wrong');
+    this.name = 'WrongPasswordError';
+  }
+}
+
+/**
+ * The old password was right when it was checked, but the password changed before this change
+ * could be written: `old` is no longer the password (the same answer as a wrong one, though no
+ * wrong password was tried).
+ */
+export class PasswordChangedMeanwhileError extends WrongPasswordError {
+  constructor() {
+    super();
     this.name = 'PasswordChangedMeanwhileError';
   }
 }
@@ -220,7 +230,7 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
   }
 }
 
-export const accountDecider = {
+export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent> = {
   initialState: initialAccountState,
   decide: decideAccount,
   evolve: evolveAccount,

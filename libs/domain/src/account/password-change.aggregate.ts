@@ -1,3 +1,4 @@
+import { Decider } from '../shared/decider';
 import { Initial } from '../shared/event';
 import { AccessTokensRevoked, PasswordChangeNoticeSent } from './account.events';
 
@@ -75,8 +76,9 @@ export function evolvePasswordChange(
   }
 }
 
-export const passwordChangeDecider = {
-  initialState: initialPasswordChangeState,
-  decide: decidePasswordChange,
-  evolve: evolvePasswordChange,
-};
+export const passwordChangeDecider: Decider<PasswordChangeState, PasswordChangeCommand, PasswordChangeEvent> =
+  {
+    initialState: initialPasswordChangeState,
+    decide: decidePasswordChange,
+    evolve: evolvePasswordChange,
+  };

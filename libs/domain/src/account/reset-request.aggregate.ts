@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { Decider } from '../shared/decider';
 import { Initial } from '../shared/event';
 import { PasswordResetEmailSent, ResetTokenIssued } from './account.events';
 
@@ -119,7 +120,7 @@ export function evolveResetRequest(state: ResetRequestState, event: ResetRequest
   }
 }
 
-export const resetRequestDecider = {
+export const resetRequestDecider: Decider<ResetRequestState, ResetRequestCommand, ResetRequestEvent> = {
   initialState: initialResetRequestState,
   decide: decideResetRequest,
   evolve: evolveResetRequest,

@@ -1,3 +1,4 @@
+import { Decider } from '../shared/decider';
 import { AlreadyExistsError, NotFoundError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
 import { CustomerEvent, CustomerNumberAssigned } from './customer.events';
@@ -78,7 +79,7 @@ export function assignCustomerNumbers(revisionCount: number, count: number): Cus
   }));
 }
 
-export const customerDecider = {
+export const customerDecider: Decider<CustomerState, CustomerCommand, CustomerEvent> = {
   initialState: initialCustomerState,
   decide: decideCustomer,
   evolve: evolveCustomer,

@@ -1,3 +1,4 @@
+import { Decider } from '../shared/decider';
 import { DomainError, NotFoundError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
 import { SessionEvent } from './session.events';
@@ -116,8 +117,8 @@ export function evolveSession(state: SessionState, event: SessionEvent): Session
   }
 }
 
-export const sessionDecider = {
-  initialState: { exists: false } as SessionState,
+export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent> = {
+  initialState: { exists: false },
   decide: decideSession,
   evolve: evolveSession,
 };

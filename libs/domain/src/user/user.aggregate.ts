@@ -1,3 +1,4 @@
+import { Decider } from '../shared/decider';
 import { AlreadyExistsError, NotFoundError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
 import { UserEvent } from './user.events';
@@ -90,4 +91,8 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
   }
 }
 
-export const userDecider = { initialState: initialUserState, decide: decideUser, evolve: evolveUser };
+export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
+  initialState: initialUserState,
+  decide: decideUser,
+  evolve: evolveUser,
+};

@@ -2,14 +2,9 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { syncFile } from '@chronicle/config';
 import { newEvent } from '../new-event.spec-helper';
-import {
-  BackupCheckError,
-  checkDatabase,
-  copyLiveDatabase,
-  summarizeEventStore,
-  syncFile,
-} from './sqlite-backup';
+import { BackupCheckError, checkDatabase, copyLiveDatabase, summarizeEventStore } from './sqlite-backup';
 import { EVENTS_FILE, readStoreId, SqliteEventStore } from './sqlite-event-store';
 
 /** How many descriptors this process holds on `file` (Linux's /proc). */

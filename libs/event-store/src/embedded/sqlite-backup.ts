@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { basename } from 'node:path';
+import { syncFile } from '@chronicle/config';
 import { type ChainVerification, verifyChain } from '../integrity/chain-verifier';
 import { EVENT_COLUMNS, type EventRow, toChainLink } from './event-row';
 
@@ -102,15 +102,5 @@ function openCopy(file: string): Database.Database {
     return new Database(file, { readonly: true, fileMustExist: true });
   } catch (error) {
     throw new BackupCheckError(file, `cannot be opened as ${basename(file)}: ${(error as Error).message}`);
-  }
-}
-
-/** Flushes a file (or a directory's entries) to the disk. */
-export function syncFile(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

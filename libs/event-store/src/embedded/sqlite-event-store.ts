@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
+import { writeFileDurablySync } from '@chronicle/config';
 import {
   type AppendResult,
   type ChainRef,
@@ -25,7 +26,6 @@ import { type Position, position } from '../position';
 import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
 import { EVENT_COLUMNS, type EventRow, toChainLink, toRecordedEvent } from './event-row';
 import { prepareSchema, SCHEMA_VERSION } from './events-schema';
-import { syncFile } from './sqlite-backup';
 import { type EventLog, type EventPage, SqliteSubscription } from './sqlite-subscription';
 
 export interface SqliteEventStoreOptions {
@@ -697,12 +697,7 @@ function recordIdentity(db: Database.Database, dataDir: string, recorded: string
   if (recorded !== null) return;
   // Whole or not at all: a store-id left empty by a crash reads as none, which would turn the check
   // above off for good. Processes opening a new store together write the same identity.
-  const file = join(dataDir, STORE_ID_FILE);
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `${id}\n`, { mode: 0o600 });
-  syncFile(temp);
-  renameSync(temp, file);
-  syncFile(dataDir);
+  writeFileDurablySync(join(dataDir, STORE_ID_FILE), `${id}\n`);
 }
 
 /** Runs synchronous work behind the async port: a throw becomes a rejection. */

@@ -14,6 +14,7 @@ import {
   UnavailableError,
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
+import { backOffDelay, TurnQueue } from '@chronicle/config';
 import { validateAppend } from '../append-validation';
 import { validateLogQuery, validateReadAll, validFromRevision } from '../read-validation';
 import {
@@ -144,7 +145,7 @@ export class EsdbEventStore extends EventStore {
   /** The last hash seen of recently read or written streams, by the revision it belongs to. */
   private readonly knownHeads = new Map<string, { revision: number; hash: string }>();
   /** The last `any`/`stream_exists` append of each stream with one under way, to queue behind. */
-  private readonly appendsInTurn = new Map<string, Promise<void>>();
+  private readonly appendsInTurn = new TurnQueue();
 
   /** Connects lazily: the first call opens the channel. `esdb://host:2113?tls=false` for a local node. */
   static connect(connectionString: string, options: EsdbEventStoreOptions = {}): EsdbEventStore {
@@ -210,17 +211,7 @@ export class EsdbEventStore extends EventStore {
     if (typeof expected === 'number' || expected === 'no_stream') {
       return this.appendAt(stream, events, await this.chainPoint(stream, expected));
     }
-    const before = this.appendsInTurn.get(stream) ?? Promise.resolve();
-    const turn = before.then(() => this.appendAtEnd(stream, events, expected));
-    const settled = turn.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.appendsInTurn.set(stream, settled);
-    void settled.then(() => {
-      if (this.appendsInTurn.get(stream) === settled) this.appendsInTurn.delete(stream);
-    });
-    return turn;
+    return this.appendsInTurn.run(stream, () => this.appendAtEnd(stream, events, expected));
   }
 
   private async appendAtEnd(
@@ -575,7 +566,7 @@ export class EsdbEventStore extends EventStore {
         return await withinDeadline(call(), this.callDeadlineMs + 500, 'EventStoreDB');
       } catch (error) {
         if (attempt >= attempts || this.closed || !isTransientEsdbError(error)) throw error;
-        const delay = this.retryDelayMs * 2 ** (attempt - 1);
+        const delay = backOffDelay(attempt, { initialMs: this.retryDelayMs });
         if (Date.now() + delay + this.callDeadlineMs > deadline) throw error;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }

@@ -6,6 +6,7 @@ import {
   excludeSystemEvents,
   START,
 } from '@eventstore/db-client';
+import { backOffDelay } from '@chronicle/config';
 import { type EventSubscription, InvalidPositionError, type SubscriptionMessage } from '../event-store.port';
 import { comparePositions, formatPosition, type Position, positionProblem } from '../position';
 import { fromResolvedEvent, isInvalidArgument, isSystemEvent, positionOf, readLogEnd } from './esdb-events';
@@ -28,8 +29,11 @@ export function retryDelay(
   attempt: number,
   options: Pick<ResubscribeOptions, 'initialDelayMs' | 'maxDelayMs'>,
 ): number {
-  const ceiling = Math.min(options.maxDelayMs, options.initialDelayMs * 2 ** Math.min(attempt - 1, 30));
-  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+  return backOffDelay(attempt, {
+    initialMs: options.initialDelayMs,
+    maxMs: options.maxDelayMs,
+    jitter: 'equal',
+  });
 }
 
 class SubscriptionEnded extends Error {

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { BackOff, backOffDelay } from '@chronicle/config';
 import { resumePosition } from '../checkpoints';
 import {
   CheckpointBeyondHeadError,
@@ -129,8 +130,7 @@ export class EventProcessor {
   private readonly batchSize: number;
   private readonly maxAttempts: number;
   private readonly logger: ProcessorLogger;
-  private readonly initialDelayMs: number;
-  private readonly maxDelayMs: number;
+  private readonly backOff: BackOff;
   private readonly silenceWarningMs: number;
   private readonly parking: CheckpointStore;
 
@@ -141,7 +141,8 @@ export class EventProcessor {
   private loop: Promise<void> | null = null;
   private subscription: EventSubscription | null = null;
   private readonly waiters = new Set<Waiter>();
-  private delayMs: number;
+  /** Runs that failed since the processor last made progress. */
+  private failedRuns = 0;
   private cancelSleep: (() => void) | null = null;
   private lastCommitAt = 0;
   private parkedCount = 0;
@@ -159,10 +160,8 @@ export class EventProcessor {
     this.batchSize = options.batchSize ?? 1000;
     this.maxAttempts = options.maxAttempts ?? 5;
     this.logger = options.logger ?? new Logger(`EventProcessor(${handler.name})`);
-    this.initialDelayMs = options.retryDelayMs ?? 100;
-    this.maxDelayMs = options.maxRetryDelayMs ?? 10_000;
+    this.backOff = { initialMs: options.retryDelayMs ?? 100, maxMs: options.maxRetryDelayMs ?? 10_000 };
     this.silenceWarningMs = options.silenceWarningMs ?? 5_000;
-    this.delayMs = this.initialDelayMs;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) {
       throw new RangeError('batchSize must be a positive integer');
     }
@@ -276,7 +275,7 @@ export class EventProcessor {
       }
       if (this.state !== 'running') break;
       await this.sleep(this.delayMs);
-      this.delayMs = Math.min(this.delayMs * 2, this.maxDelayMs);
+      this.failedRuns++;
     }
   }
 
@@ -422,13 +421,12 @@ export class EventProcessor {
     await this.untilDone(() => this.handler.commit(upTo), `Committing at ${formatPosition(upTo)}`);
     this.applied = upTo;
     this.lastCommitAt = Date.now();
-    this.delayMs = this.initialDelayMs;
+    this.failedRuns = 0;
     this.releaseWaiters(upTo);
   }
 
   /** Retries the event with back-off; parks it once it fails for good or `maxAttempts` times. */
   private async handleOne(event: RecordedEvent): Promise<void> {
-    let delay = this.initialDelayMs;
     for (let attempt = 1; ; attempt++) {
       try {
         await this.handler.handle(event);
@@ -451,18 +449,17 @@ export class EventProcessor {
           this.parkedCount++;
           return;
         }
+        const delay = backOffDelay(attempt, this.backOff);
         this.logger.warn(`Handling ${what} failed (attempt ${attempt}): ${message}; retrying in ${delay} ms`);
         await this.sleep(delay);
         if (this.state !== 'running') throw new Stopped();
-        delay = Math.min(delay * 2, this.maxDelayMs);
       }
     }
   }
 
   /** Store writes are retried until they succeed (an outage is not the message's fault) or the processor stops. */
   private async untilDone(work: () => Promise<void>, what: string): Promise<void> {
-    let delay = this.initialDelayMs;
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       try {
         await work();
         return;
@@ -470,16 +467,21 @@ export class EventProcessor {
         if (this.state !== 'running') throw new Stopped();
         if (error instanceof StoreReplacedError) throw error;
         const { message, stack } = describeError(error);
+        const delay = backOffDelay(attempt, this.backOff);
         this.logger.error(`${what} failed: ${message}; retrying in ${delay} ms`, stack);
         await this.sleep(delay);
         if (this.state !== 'running') throw new Stopped();
-        delay = Math.min(delay * 2, this.maxDelayMs);
       }
     }
   }
 
+  /** The wait before the subscription is reopened after a failed run. */
+  private get delayMs(): number {
+    return backOffDelay(this.failedRuns + 1, this.backOff);
+  }
+
   private markCaughtUp(): void {
-    this.delayMs = this.initialDelayMs;
+    this.failedRuns = 0;
     if (this.caughtUp) return;
     this.caughtUp = true;
     this.logger.log(`Caught up after ${this.describeApplied()}`);

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import { writeFileDurably } from '@chronicle/config';
 import { Mailer, MailMessage } from '../mailer.port';
 import { messageHeaders, parseSender, Sender } from '../message-headers';
 
@@ -37,34 +37,9 @@ export class OutboxMailer extends Mailer {
       .build();
 
     await mkdir(this.directory, { recursive: true, mode: 0o700 });
-    const target = join(this.directory, `${message.id}.eml`);
-    // A dot file with another extension: readers that list *.eml never pick up a partial write.
-    const temp = join(this.directory, `.${message.id}.${randomUUID()}.tmp`);
-    try {
-      const file = await open(temp, 'wx', 0o600);
-      try {
-        await file.writeFile(eml);
-        // Flushed before the rename, so a crash cannot leave an empty file under the final name.
-        await file.sync();
-      } finally {
-        await file.close();
-      }
-      await rename(temp, target);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
-    await this.syncDirectory();
-  }
-
-  /** Makes the rename itself durable: the caller records "sent" once this resolves. */
-  private async syncDirectory(): Promise<void> {
-    const directory = await open(this.directory, 'r');
-    try {
-      await directory.sync();
-    } finally {
-      await directory.close();
-    }
+    // A dot file while written: readers that list *.eml, and backups, never pick up a partial write.
+    // Durable once this resolves: the caller then records "sent".
+    await writeFileDurably(join(this.directory, `${message.id}.eml`), eml, { hidden: true });
   }
 }
 

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection, createServer, Server, Socket } from 'node:net';
 import { join } from 'node:path';
+import { errorMessage } from '@chronicle/config';
 import { ReadModelRebuilder, RebuildProgress, RebuildResult, VerifyResult } from './read-model-rebuilder';
 
 /**
@@ -114,7 +115,7 @@ export class ProjectionsControlServer {
       try {
         send({ result: await this.status() });
       } catch (error) {
-        send({ error: { code: 'failed', message: error instanceof Error ? error.message : String(error) } });
+        send({ error: { code: 'failed', message: errorMessage(error) } });
       }
       socket.end();
       return;
@@ -144,7 +145,7 @@ export class ProjectionsControlServer {
       this.logger.log(`projections ${command} finished: ${JSON.stringify(result)}`);
       send({ result });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       this.logger.warn(`projections ${command} failed: ${message}`);
       send({ error: { code: controller.signal.aborted ? 'aborted' : 'failed', message } });
     } finally {

@@ -5,8 +5,8 @@ import {
   credentialsVersionAfter,
   NotFoundError,
   PasswordChanged,
+  WrongPasswordError,
 } from '@chronicle/domain';
-import { WrongPasswordError } from '../../shared/application-errors';
 import { AttemptLimits } from '../../shared/attempt-limits';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { PasswordHasher } from '../../shared/security.ports';

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { open, readdir, rename, unlink } from 'node:fs/promises';
+import { open, readdir, unlink } from 'node:fs/promises';
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -10,6 +9,7 @@ import {
   position,
   readStoreId,
 } from '@chronicle/event-store';
+import { errorMessage, writeFileDurably } from '@chronicle/config';
 import { Checkpoint } from '../../read-store.port';
 import { MemoryReadStore, MemoryReadStoreImage, MemoryReadStoreObserver } from '../memory-read-store';
 import { decodeSnapshot, encodeSnapshot, SnapshotOrigin, SnapshotRejectedError } from './snapshot-codec';
@@ -103,7 +103,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
         }
       }
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       this.options.logger.warn(
         `Ignoring the read models' snapshot ${this.file}: ${reason}; rebuilding them from the events`,
       );
@@ -150,9 +150,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
     try {
       ReadModelSnapshots.discard(this.options.dataDir);
     } catch (error) {
-      this.options.logger.error(
-        `Could not remove ${this.file} after a rebuild: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      this.options.logger.error(`Could not remove ${this.file} after a rebuild: ${errorMessage(error)}`);
     }
     this.consider();
   }
@@ -180,39 +178,32 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
 
   private async write(): Promise<void> {
     const started = performance.now();
-    const temp = `${this.file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     const generation = this.store.generation;
-    let renamed = false;
     let failed = false;
     try {
       const storeId = readStoreId(this.options.dataDir);
       if (storeId === null) throw new Error(`DATA_DIR has no store-id`);
-      const handle = await open(temp, 'wx', 0o600);
       let covered: Position | null = null;
       let bytes = 0;
       let heldMs = 0;
-      try {
-        // The batches wait only while the contents are written out; the fsync comes after.
-        await this.store.holdStill(async (image) => {
-          const held = performance.now();
-          covered = checkpointOf(image, this.options.checkpointName);
-          const origin = { storeId, anchorEventId: covered && (await this.eventIdAt(covered)) };
-          bytes = await encodeSnapshot(image, origin, async (chunk) => {
-            for (let at = 0; at < chunk.byteLength;) {
-              at += (await handle.write(chunk, at, chunk.byteLength - at)).bytesWritten;
-            }
-          });
-          heldMs = performance.now() - held;
-        });
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      if (this.stale(generation)) return;
-      await rename(temp, this.file);
-      renamed = true;
-      await syncDirectory(this.options.dataDir);
-      if (this.stale(generation)) return;
+      // The batches wait only while the contents are written out; the fsync comes after.
+      const written = await writeFileDurably(
+        this.file,
+        (handle) =>
+          this.store.holdStill(async (image) => {
+            const held = performance.now();
+            covered = checkpointOf(image, this.options.checkpointName);
+            const origin = { storeId, anchorEventId: covered && (await this.eventIdAt(covered)) };
+            bytes = await encodeSnapshot(image, origin, async (chunk) => {
+              for (let at = 0; at < chunk.byteLength;) {
+                at += (await handle.write(chunk, at, chunk.byteLength - at)).bytesWritten;
+              }
+            });
+            heldMs = performance.now() - held;
+          }),
+        { keep: () => !this.stale(generation) },
+      );
+      if (!written || this.stale(generation)) return;
       this.covered = covered;
       this.options.logger.log(
         `Read models' snapshot written at position ${this.describeCovered()}: ${(bytes / 2 ** 20).toFixed(1)} MiB ` +
@@ -220,12 +211,11 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
       );
     } catch (error) {
       this.options.logger.error(
-        `Writing the read models' snapshot failed: ${error instanceof Error ? error.message : String(error)}; ` +
+        `Writing the read models' snapshot failed: ${errorMessage(error)}; ` +
           'a restart replays more events, nothing is lost',
       );
       failed = true;
     } finally {
-      if (!renamed) await unlink(temp).catch(() => undefined);
       // A failure (a full disk) is tried again no sooner than after a long write.
       this.lastDurationMs = Math.max(performance.now() - started, failed ? 1000 : 0);
       this.lastEndedAt = performance.now();
@@ -324,15 +314,5 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Makes a rename durable: the directory entry itself is fsynced. */
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
