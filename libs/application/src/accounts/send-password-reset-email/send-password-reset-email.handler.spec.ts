@@ -35,12 +35,12 @@ describe('SendPasswordResetEmailHandler', () => {
     clock = new FixedClock(Date.parse('2026-11-24T09:00:00.000Z'));
     mailer = new RecordingMailer();
     const repository = new EventSourcedRepository(store, clock);
-    directory = new AccountDirectory(store, repository, clock);
     const config = {
       tokenSecret: Buffer.alloc(32, 7),
       publicBaseUrl: 'https://accounts.example.test',
       resetTokenTtlSeconds: 1800,
     } as ChronicleConfig;
+    directory = new AccountDirectory(store, repository, clock, config);
     handler = new SendPasswordResetEmailHandler(
       directory,
       new PasswordLinkMailer(repository, mailer, clock, config),
@@ -68,9 +68,9 @@ describe('SendPasswordResetEmailHandler', () => {
     await store.append(accountStreamName(accountId), [toNewEvent(opened, context, clock.now())], 'no_stream');
   };
   const request = async (): Promise<RecordedEvent<PasswordResetRequested['data']>> => {
-    await new RequestPasswordResetHandler(store, clock).execute({ email, context } as never);
+    await new RequestPasswordResetHandler(store, directory, clock).execute({ email, context } as never);
     const requests: RecordedEvent[] = [];
-    for await (const event of store.readAll({ eventTypes: ['PasswordResetRequested.v1'] }))
+    for await (const event of store.readAll({ eventTypes: ['PasswordResetRequested.v2'] }))
       requests.push(event);
     return requests.at(-1) as RecordedEvent<PasswordResetRequested['data']>;
   };
