@@ -2,12 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChronicleConfig } from '@chronicle/config';
-import { AccountOpened, accountStreamName, PasswordResetRequested } from '@chronicle/domain';
-import { RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
+import { AccountOpened, accountStreamName, EVENT_UPCASTERS, PasswordResetRequested } from '@chronicle/domain';
+import {
+  RecordedEvent,
+  SqliteEventStore,
+  UpcasterRegistry,
+  UpcastingEventStore,
+} from '@chronicle/event-store';
 import { MailMessage } from '@chronicle/mail';
 import { EventSourcedRepository, toNewEvent } from '../../shared/event-sourced-repository';
 import { FixedClock, RecordingMailer } from '../../shared/test-doubles.spec-helper';
+import { addressHasher } from '../../shared/address-hash';
 import { AccountDirectory } from '../account-directory';
+import {
+  plainAddressHash,
+  writeLegacyAccount,
+  writeLegacyResetRequest,
+} from '../legacy-reservations.spec-helper';
 import { PasswordLinkMailer } from '../password-link-mailer';
 import { RequestPasswordResetHandler } from '../request-password-reset/request-password-reset.handler';
 import { SendPasswordResetEmailCommand } from './send-password-reset-email.command';
@@ -110,6 +121,26 @@ describe('SendPasswordResetEmailHandler', () => {
     await openAccount();
     await send(early);
     expect(mailer.sent).toEqual([]);
+  });
+
+  it('names the request and its reservation by the keyed hash of the address, never its plain SHA-256', async () => {
+    await openAccount();
+    const event = await request();
+    const key = addressHasher(Buffer.alloc(32, 7), 'address-streams')(email);
+    expect(event.stream).toBe(`resetrequest-${key}`);
+    expect(event.data).toEqual({ reservation: `email-${key}`, requestedAt: clock.now().toISOString() });
+    expect(JSON.stringify({ ...event, position: null })).not.toContain(plainAddressHash(email));
+  });
+
+  it('mails a request stored before the streams were keyed to the account that had the address then', async () => {
+    const upcasting = new UpcastingEventStore(store, new UpcasterRegistry(EVENT_UPCASTERS));
+    const legacy = await writeLegacyAccount(upcasting, email);
+    await writeLegacyResetRequest(upcasting, email);
+    const [stored] = await upcasting.readStream(`resetrequest-${plainAddressHash(email)}`);
+    expect(stored.type).toBe('PasswordResetRequested.v2');
+    await send(stored as RecordedEvent<PasswordResetRequested['data']>);
+    expect(mailer.sent).toEqual([expect.objectContaining({ to: email, id: `password-reset-${stored.id}` })]);
+    expect(await directory.findById(legacy.accountId)).not.toBeNull();
   });
 
   it('sends nothing once the request is older than the token lifetime', async () => {
