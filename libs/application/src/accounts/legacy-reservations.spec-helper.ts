@@ -5,6 +5,7 @@ import {
   EmailReserved,
   normaliseEmail,
   PasswordResetRequestedV1,
+  Role,
   UserRegistered,
   userStreamName,
 } from '@chronicle/domain';
@@ -35,7 +36,7 @@ export interface LegacyAccount {
 export async function writeLegacyAccount(
   store: EventStore,
   email: string,
-  { passwordHash = '$argon2id$v=19$m=19456,t=2,p=1$legacy', opened = true } = {},
+  { passwordHash = '$argon2id$v=19$m=19456,t=2,p=1$legacy', opened = true, roles = ['user'] as Role[] } = {},
 ): Promise<LegacyAccount> {
   const accountId = randomUUID();
   const userId = randomUUID();
@@ -50,7 +51,7 @@ export async function writeLegacyAccount(
     await store.append(userStreamName(userId), [toNewEvent(registered, context, now)], 'no_stream');
     const openedEvent: AccountOpened = {
       type: 'AccountOpened.v1',
-      data: { accountId, email, userId, roles: ['user'], passwordHash, openedAt: now.toISOString() },
+      data: { accountId, email, userId, roles, passwordHash, openedAt: now.toISOString() },
     };
     await store.append(accountStreamName(accountId), [toNewEvent(openedEvent, context, now)], 'no_stream');
   }
