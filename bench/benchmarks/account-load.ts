@@ -117,7 +117,9 @@ export const accountLoad: Benchmark = {
       const loadMicroseconds = async (accountId: string, loads = LOADS_PER_ROUND): Promise<number> => {
         const started = performance.now();
         for (let i = 0; i < loads; i++) {
-          const directory = new AccountDirectory(store, new EventSourcedRepository(store, clock), clock);
+          const directory = new AccountDirectory(store, new EventSourcedRepository(store, clock), clock, {
+            tokenSecret: Buffer.alloc(32),
+          } as import('@chronicle/config').ChronicleConfig);
           const account = await directory.findById(accountId);
           if (!account) throw new Error(`Account ${accountId} did not load`);
         }

@@ -3,6 +3,7 @@ import type { ParsedMail } from 'mailparser';
 import { Clock, passwordSaga } from '@chronicle/application';
 import { CheckpointStore, comparePositions, EventStore, Position } from '@chronicle/event-store';
 import { startSmtpCatcher } from '../support/smtp-catcher';
+import { eventually } from './support/eventually';
 import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 type Catcher = Awaited<ReturnType<typeof startSmtpCatcher>>;
@@ -17,16 +18,6 @@ const to = (mail: ParsedMail): string =>
   (Array.isArray(mail.to) ? mail.to : [mail.to])
     .flatMap((address) => address?.value ?? [])
     .map((v) => v.address)[0] ?? '';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls until `check` holds: a generous ceiling, not a time the test expects. */
-async function eventually(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within 15 s`);
-    await sleep(20);
-  }
-}
 
 /** Resolves once the app's password saga has handled every event stored so far that it is fed. */
 async function sagaSettled(subject: TestApp): Promise<void> {

@@ -1,18 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { EventStore, SqliteEventStore } from '@chronicle/event-store';
-import { EsdbEventStore } from '@chronicle/event-store/esdb';
 import { ReadStore } from '@chronicle/read-models';
+import { rawStore } from './support/backend';
 import { jsonLines, runCliProcess } from './support/cli-process';
-import { backendEnv, basic, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
-
-/**
- * The data directory's event store, without the upcasting the app puts in front of it: what an
- * older build wrote, and what is stored, are read and written here as they are.
- */
-async function rawStore(dataDir: string): Promise<EventStore> {
-  const { EVENTSTORE_URL } = await backendEnv(dataDir);
-  return EVENTSTORE_URL ? EsdbEventStore.connect(EVENTSTORE_URL) : SqliteEventStore.open(dataDir);
-}
+import { basic, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 describe('an event stored as UserRegistered.v1', () => {
   const userId = randomUUID();

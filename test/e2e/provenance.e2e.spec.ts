@@ -53,7 +53,7 @@ describe('provenance of writes', () => {
     });
     expect(response.status).toBe(202);
     expect(response.headers.get('x-request-id')).toBe(cliRun.correlationId);
-    const [requested] = await audit('?type=PasswordResetRequested.v1');
+    const [requested] = await audit('?type=PasswordResetRequested.v2');
     expect(requested).toMatchObject({
       actor: 'anonymous',
       clientRequestId: cliRun.correlationId,

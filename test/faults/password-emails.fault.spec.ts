@@ -121,7 +121,7 @@ describe('password e-mails under faults', () => {
     expect(parked).toEqual([
       expect.objectContaining({
         processor: 'saga:password',
-        type: 'PasswordResetRequested.v1',
+        type: 'PasswordResetRequested.v2',
         attempts: 1,
         reason: expect.stringMatching(/refused the message: .*550/),
       }),

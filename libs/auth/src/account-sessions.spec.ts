@@ -37,7 +37,9 @@ describe('AccountSessions', () => {
   const context = { actor: 'system', correlationId: 'spec', auth: SYSTEM_AUTH };
 
   const newSessions = () => {
-    directory = new AccountDirectory(store, new EventSourcedRepository(store, clock), clock);
+    directory = new AccountDirectory(store, new EventSourcedRepository(store, clock), clock, {
+      tokenSecret: Buffer.alloc(32, 7),
+    } as ChronicleConfig);
     return new AccountSessions(store, SqliteCheckpointStore.open(':memory:'), directory, clock, credentials);
   };
 

@@ -20,6 +20,7 @@ export * from './security/security.events';
 export * from './event-types';
 export * from './shared/upcaster';
 export * from './user/user-registered.upcaster';
+export * from './account/password-reset-requested.upcaster';
 export * from './event-upcasters';
 export * from './account/reset-request.aggregate';
 export * from './account/password-change.aggregate';

@@ -1,5 +1,7 @@
 import { basename } from 'node:path';
 import { MongoClient } from 'mongodb';
+import { EventStore, SqliteEventStore } from '@chronicle/event-store';
+import { EsdbEventStore } from '@chronicle/event-store/esdb';
 import { ESDB_QUIRKS, EsdbDouble, EsdbQuirk, startEsdbDouble } from '../../doubles/esdb/esdb-double';
 import { MongoDouble, startMongoDouble } from '../../doubles/mongo/mongo-double';
 
@@ -71,6 +73,15 @@ async function openStores(dataDir: string): Promise<DataDirStores> {
     database,
     env: { EVENTSTORE_URL: esdb.connectionString, MONGODB_URI: uri.toString() },
   };
+}
+
+/**
+ * The data directory's event store, without the upcasting the app puts in front of it: what an
+ * older build wrote, and what is stored, are read and written here as they are.
+ */
+export async function rawStore(dataDir: string): Promise<EventStore> {
+  const { EVENTSTORE_URL } = await backendEnv(dataDir);
+  return EVENTSTORE_URL ? EsdbEventStore.connect(EVENTSTORE_URL) : SqliteEventStore.open(dataDir);
 }
 
 /** The data directory's EventStoreDB double (doubles backend only), to edit its log as an attacker would. */

@@ -40,7 +40,7 @@ export class ParkedMessageDto {
   @ApiProperty({ example: 'resetrequest-9f86d0…' })
   stream!: string;
 
-  @ApiProperty({ example: 'PasswordResetRequested.v1' })
+  @ApiProperty({ example: 'PasswordResetRequested.v2' })
   type!: string;
 
   @ApiProperty({ example: '1040' })

@@ -44,8 +44,8 @@ describe('retryParkedMessage', () => {
       [
         {
           id,
-          type: 'PasswordResetRequested.v1',
-          data: { emailHash: 'ab', requestedAt: new Date().toISOString() },
+          type: 'PasswordResetRequested.v2',
+          data: { reservation: 'email-ab', requestedAt: new Date().toISOString() },
           metadata: {
             actor: 'system',
             correlationId: 'c',

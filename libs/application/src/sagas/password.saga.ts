@@ -15,10 +15,10 @@ export interface Saga {
 /** Reset e-mails after a request, invitation e-mails after an admin opens an account; invalidation, revocation and the notice after a password change. */
 export const passwordSaga: Saga = {
   name: 'saga:password',
-  eventTypes: ['PasswordResetRequested.v1', 'AccountInvited.v1', 'PasswordReset.v1', 'PasswordChanged.v1'],
+  eventTypes: ['PasswordResetRequested.v2', 'AccountInvited.v1', 'PasswordReset.v1', 'PasswordChanged.v1'],
   commandFor(event: RecordedEvent): ICommand | null {
     switch (event.type) {
-      case 'PasswordResetRequested.v1':
+      case 'PasswordResetRequested.v2':
         return new SendPasswordResetEmailCommand(event as SendPasswordResetEmailCommand['request']);
       case 'AccountInvited.v1':
         return new SendInvitationEmailCommand(event as SendInvitationEmailCommand['invitation']);

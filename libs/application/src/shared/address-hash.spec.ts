@@ -21,4 +21,13 @@ describe('addressHasher', () => {
       addressHasher(secret, 'attempt-limits')(address),
     );
   });
+
+  it('names its key by an id that is the same for the same secret and purpose, and differs otherwise', () => {
+    const streams = addressHasher(secret, 'address-streams');
+    expect(streams.keyId).toMatch(/^[0-9a-f]{16}$/);
+    expect(addressHasher(Buffer.alloc(32, 7), 'address-streams').keyId).toBe(streams.keyId);
+    expect(addressHasher(Buffer.alloc(32, 8), 'address-streams').keyId).not.toBe(streams.keyId);
+    expect(addressHasher(secret, 'attempt-limits').keyId).not.toBe(streams.keyId);
+    expect(streams('ada@example.com')).not.toContain(streams.keyId);
+  });
 });

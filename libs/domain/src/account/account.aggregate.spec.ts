@@ -1,6 +1,5 @@
 import { AlreadyExistsError, NotFoundError, ValidationError } from '../shared/domain-error';
 import { specFor } from '../shared/decider.spec-helper';
-import { emailStreamName } from '../shared/values';
 import { accountDecider } from './account.aggregate';
 import { AccountOpened, AccessTokenIssued, AccessTokenRevoked, Role } from './account.events';
 import { checkPassword, passwordPolicyError } from './password-policy';
@@ -86,14 +85,6 @@ describe('Account', () => {
 
   it('holds nothing of the token events stored before sessions had streams of their own', () => {
     expect(given([opened, legacyIssued, legacyRevoked]).state).toEqual(given([opened]).state);
-  });
-});
-
-describe('e-mail reservation streams', () => {
-  it('name the same stream for addresses that differ in case and spacing', () => {
-    expect(emailStreamName(' Ada@Example.COM ')).toBe(emailStreamName('ada@example.com'));
-    expect(emailStreamName('ada@example.com')).toMatch(/^email-[0-9a-f]{64}$/);
-    expect(emailStreamName('bob@example.com')).not.toBe(emailStreamName('ada@example.com'));
   });
 });
 

@@ -118,16 +118,39 @@ export type AccountEvent =
 export type EmailReserved = DomainEvent<'EmailReserved.v1', { accountId: string }>;
 
 /**
- * A reset was asked for an address, whether or not an account has it: the same durable write
- * for every address, so the answer tells nothing. Kept in the address's own request stream.
+ * As written before reservation streams were keyed: `emailHash` is the plain SHA-256 of the
+ * normalised address, which also named its streams. Read as v2 (`reservation`: `email-<emailHash>`).
  */
-export type PasswordResetRequested = DomainEvent<
+export type PasswordResetRequestedV1 = DomainEvent<
   'PasswordResetRequested.v1',
   { emailHash: string; requestedAt: string }
 >;
 
+/**
+ * A reset was asked for an address, whether or not an account has it: the same durable write
+ * for every address, so the answer tells nothing. Kept in the address's own request stream.
+ * `reservation`: the address's reservation stream, which says which account, if any, had the
+ * address when the request was made (named by a keyed hash: see `emailStreamNameFor`).
+ */
+export type PasswordResetRequested = DomainEvent<
+  'PasswordResetRequested.v2',
+  { reservation: string; requestedAt: string }
+>;
+
+/**
+ * Every opened account's address was given a reservation stream named under the key `keyId`
+ * (an upgrade from plain SHA-256 names, or a new server secret): `accounts` looked at, `written`
+ * reservations added, `conflicts` addresses already reserved for another account.
+ */
+export type ReservationsKeyed = DomainEvent<
+  'ReservationsKeyed.v1',
+  { keyId: string; accounts: number; written: number; conflicts: number }
+>;
+
 export const accountStreamName = (accountId: string): string => `account-${accountId}`;
-export const resetRequestStreamName = (emailHash: string): string => `resetrequest-${emailHash}`;
+export const resetRequestStreamName = (addressHash: string): string => `resetrequest-${addressHash}`;
+/** The record of each keying of the reservation streams (ReservationsKeyed.v1). */
+export const RESERVATION_KEYS_STREAM = 'reservationkeys';
 /** One reset request's token and e-mail, apart from the account, so requests never grow it. */
 export const passwordResetStreamName = (requestId: string): string => `passwordreset-${requestId}`;
 /** One password change's follow-ups (revocation, notice). */

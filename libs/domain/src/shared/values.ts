@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { FieldError } from './domain-error';
 import { CONTROL_CHARACTERS, VISIBLE_CHARACTER } from './text';
 
@@ -57,12 +56,8 @@ export function isFieldError(value: unknown): value is FieldError {
   return typeof value === 'object' && value !== null && 'field' in value && 'message' in value;
 }
 
-/** SHA-256 of the normalised address: names an address in stream names without spelling it out. */
-export function emailHash(email: string): string {
-  return createHash('sha256').update(normaliseEmail(email)).digest('hex');
-}
-
-/** The stream that reserves an e-mail address: unique without a read model. */
-export const emailStreamName = (email: string): string => emailStreamNameFor(emailHash(email));
-
+/**
+ * The stream that reserves an e-mail address (unique without a read model), named by a keyed hash
+ * of the address (the application's `addressHasher`): never by the address, nor a plain hash of it.
+ */
 export const emailStreamNameFor = (hash: string): string => `email-${hash}`;

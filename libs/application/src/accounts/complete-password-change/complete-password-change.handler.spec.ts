@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ChronicleConfig } from '@chronicle/config';
 import { AccountEvent, accountStreamName, passwordChangeStreamName } from '@chronicle/domain';
 import { RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
 import { SystemClock } from '../../shared/clock';
@@ -26,7 +27,7 @@ describe('CompletePasswordChangeHandler', () => {
     const repository = new EventSourcedRepository(store, clock);
     handler = new CompletePasswordChangeHandler(
       repository,
-      new AccountDirectory(store, repository, clock),
+      new AccountDirectory(store, repository, clock, { tokenSecret: Buffer.alloc(32, 7) } as ChronicleConfig),
       mailer,
     );
   });

@@ -2,12 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChronicleConfig } from '@chronicle/config';
-import { AccountOpened, accountStreamName, PasswordResetRequested } from '@chronicle/domain';
-import { RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
+import { AccountOpened, accountStreamName, EVENT_UPCASTERS, PasswordResetRequested } from '@chronicle/domain';
+import {
+  RecordedEvent,
+  SqliteEventStore,
+  UpcasterRegistry,
+  UpcastingEventStore,
+} from '@chronicle/event-store';
 import { MailMessage } from '@chronicle/mail';
 import { EventSourcedRepository, toNewEvent } from '../../shared/event-sourced-repository';
 import { FixedClock, RecordingMailer } from '../../shared/test-doubles.spec-helper';
+import { addressHasher } from '../../shared/address-hash';
 import { AccountDirectory } from '../account-directory';
+import {
+  plainAddressHash,
+  writeLegacyAccount,
+  writeLegacyResetRequest,
+} from '../legacy-reservations.spec-helper';
 import { PasswordLinkMailer } from '../password-link-mailer';
 import { RequestPasswordResetHandler } from '../request-password-reset/request-password-reset.handler';
 import { SendPasswordResetEmailCommand } from './send-password-reset-email.command';
@@ -35,12 +46,12 @@ describe('SendPasswordResetEmailHandler', () => {
     clock = new FixedClock(Date.parse('2026-11-24T09:00:00.000Z'));
     mailer = new RecordingMailer();
     const repository = new EventSourcedRepository(store, clock);
-    directory = new AccountDirectory(store, repository, clock);
     const config = {
       tokenSecret: Buffer.alloc(32, 7),
       publicBaseUrl: 'https://accounts.example.test',
       resetTokenTtlSeconds: 1800,
     } as ChronicleConfig;
+    directory = new AccountDirectory(store, repository, clock, config);
     handler = new SendPasswordResetEmailHandler(
       directory,
       new PasswordLinkMailer(repository, mailer, clock, config),
@@ -68,9 +79,9 @@ describe('SendPasswordResetEmailHandler', () => {
     await store.append(accountStreamName(accountId), [toNewEvent(opened, context, clock.now())], 'no_stream');
   };
   const request = async (): Promise<RecordedEvent<PasswordResetRequested['data']>> => {
-    await new RequestPasswordResetHandler(store, clock).execute({ email, context } as never);
+    await new RequestPasswordResetHandler(store, directory, clock).execute({ email, context } as never);
     const requests: RecordedEvent[] = [];
-    for await (const event of store.readAll({ eventTypes: ['PasswordResetRequested.v1'] }))
+    for await (const event of store.readAll({ eventTypes: ['PasswordResetRequested.v2'] }))
       requests.push(event);
     return requests.at(-1) as RecordedEvent<PasswordResetRequested['data']>;
   };
@@ -110,6 +121,26 @@ describe('SendPasswordResetEmailHandler', () => {
     await openAccount();
     await send(early);
     expect(mailer.sent).toEqual([]);
+  });
+
+  it('names the request and its reservation by the keyed hash of the address, never its plain SHA-256', async () => {
+    await openAccount();
+    const event = await request();
+    const key = addressHasher(Buffer.alloc(32, 7), 'address-streams')(email);
+    expect(event.stream).toBe(`resetrequest-${key}`);
+    expect(event.data).toEqual({ reservation: `email-${key}`, requestedAt: clock.now().toISOString() });
+    expect(JSON.stringify({ ...event, position: null })).not.toContain(plainAddressHash(email));
+  });
+
+  it('mails a request stored before the streams were keyed to the account that had the address then', async () => {
+    const upcasting = new UpcastingEventStore(store, new UpcasterRegistry(EVENT_UPCASTERS));
+    const legacy = await writeLegacyAccount(upcasting, email);
+    await writeLegacyResetRequest(upcasting, email);
+    const [stored] = await upcasting.readStream(`resetrequest-${plainAddressHash(email)}`);
+    expect(stored.type).toBe('PasswordResetRequested.v2');
+    await send(stored as RecordedEvent<PasswordResetRequested['data']>);
+    expect(mailer.sent).toEqual([expect.objectContaining({ to: email, id: `password-reset-${stored.id}` })]);
+    expect(await directory.findById(legacy.accountId)).not.toBeNull();
   });
 
   it('sends nothing once the request is older than the token lifetime', async () => {

@@ -18,7 +18,7 @@ export class SendPasswordResetEmailHandler implements ICommandHandler<SendPasswo
   ) {}
 
   async execute({ request }: SendPasswordResetEmailCommand): Promise<void> {
-    const account = await this.directory.findByEmailHashBefore(request.data.emailHash, request.position);
+    const account = await this.directory.findByReservationBefore(request.data.reservation, request.position);
     await this.links.send({
       event: request,
       account,

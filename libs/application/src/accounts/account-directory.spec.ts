@@ -1,0 +1,203 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ChronicleConfig } from '@chronicle/config';
+import {
+  AccountOpened,
+  accountStreamName,
+  EVENT_UPCASTERS,
+  RESERVATION_KEYS_STREAM,
+} from '@chronicle/domain';
+import {
+  EventStore,
+  RecordedEvent,
+  SqliteEventStore,
+  UpcasterRegistry,
+  UpcastingEventStore,
+} from '@chronicle/event-store';
+import { addressHasher } from '../shared/address-hash';
+import { EmailTakenError } from '../shared/application-errors';
+import { FixedClock } from '../shared/test-doubles.spec-helper';
+import { EventSourcedRepository, toNewEvent } from '../shared/event-sourced-repository';
+import { AccountDirectory } from './account-directory';
+import { plainAddressHash, writeLegacyAccount } from './legacy-reservations.spec-helper';
+
+const SECRET = Buffer.alloc(32, 7);
+const OTHER_SECRET = Buffer.alloc(32, 9);
+const context = {
+  actor: 'system',
+  correlationId: 'spec',
+  auth: { method: 'system' as const, tokenId: null },
+};
+
+describe('AccountDirectory', () => {
+  let dir: string;
+  let raw: SqliteEventStore;
+  let store: EventStore;
+  const clock = new FixedClock(Date.parse('2026-11-27T02:00:00.000Z'));
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'directory-'));
+    raw = SqliteEventStore.open(dir);
+    store = new UpcastingEventStore(raw, new UpcasterRegistry(EVENT_UPCASTERS));
+  });
+  afterEach(async () => {
+    await raw.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A directory as one process has it: its own memory, the server secret it was started with. */
+  const directoryWith = (secret = SECRET) =>
+    new AccountDirectory(store, new EventSourcedRepository(store, clock), clock, {
+      tokenSecret: secret,
+    } as ChronicleConfig);
+
+  const everything = async (): Promise<RecordedEvent[]> => {
+    const events: RecordedEvent[] = [];
+    for await (const event of raw.readAll()) events.push(event);
+    return events;
+  };
+  const keyedStream = (email: string, secret = SECRET) =>
+    `email-${addressHasher(secret, 'address-streams')(email)}`;
+  const keyings = async () => (await store.readStream(RESERVATION_KEYS_STREAM)).map((event) => event.data);
+
+  /** Opens an account the way the service does now: the reservation, then the account. */
+  const openAccount = async (directory: AccountDirectory, email: string, accountId: string) => {
+    await directory.reserveEmail(email, accountId, context);
+    const opened: AccountOpened = {
+      type: 'AccountOpened.v1',
+      data: { accountId, email, userId: `u-${accountId}`, roles: ['user'], passwordHash: 'h', openedAt: 'x' },
+    };
+    await store.append(accountStreamName(accountId), [toNewEvent(opened, context, clock.now())], 'no_stream');
+  };
+
+  describe('names reservation streams', () => {
+    it('by the keyed hash of the normalised address, never its plain SHA-256', async () => {
+      const directory = directoryWith();
+      expect(await directory.addressKey(' Ada@Example.COM ')).toBe(
+        await directory.addressKey('ada@example.com'),
+      );
+      expect(await directory.addressKey('ada@example.com')).toMatch(/^[0-9a-f]{64}$/);
+      expect(await directory.addressKey('ada@example.com')).not.toBe(plainAddressHash('ada@example.com'));
+      expect(await directory.addressKey('bob@example.com')).not.toBe(
+        await directory.addressKey('ada@example.com'),
+      );
+      expect(await directoryWith(OTHER_SECRET).addressKey('ada@example.com')).not.toBe(
+        await directory.addressKey('ada@example.com'),
+      );
+    });
+
+    it('and reserves an address in the keyed stream only', async () => {
+      await openAccount(directoryWith(), 'ada@example.com', 'a-1');
+      const streams = (await everything()).map((event) => event.stream);
+      expect(streams).toContain(keyedStream('ada@example.com'));
+      expect(streams.join(' ')).not.toContain(plainAddressHash('ada@example.com'));
+    });
+  });
+
+  describe('given a store written before reservation streams were keyed', () => {
+    it('when first used, keeps every address taken and every account found, and records the keying once', async () => {
+      const ada = await writeLegacyAccount(store, 'ada@example.com');
+      const bob = await writeLegacyAccount(store, 'bob@example.com');
+      const directory = directoryWith();
+
+      await expect(directory.reserveEmail('ADA@example.com', 'a-new', context)).rejects.toBeInstanceOf(
+        EmailTakenError,
+      );
+      expect((await directory.findByEmail('bob@example.com'))?.id).toBe(bob.accountId);
+      expect((await directory.findByEmail('ada@example.com'))?.id).toBe(ada.accountId);
+      expect(await keyings()).toEqual([
+        { keyId: addressHasher(SECRET, 'address-streams').keyId, accounts: 2, written: 2, conflicts: 0 },
+      ]);
+      const head = await store.headPosition();
+      // Another process, started later, finds it done: nothing more is written.
+      await directoryWith().reservationsKeyed();
+      expect(await store.headPosition()).toEqual(head);
+    });
+
+    it('when an old reservation never got its account, leaves the address free', async () => {
+      await writeLegacyAccount(store, 'lost@example.com', { opened: false });
+      const directory = directoryWith();
+      await openAccount(directory, 'lost@example.com', 'a-2');
+      expect((await directory.findByEmail('lost@example.com'))?.id).toBe('a-2');
+    });
+
+    it('when a keying was cut short, the next run writes the rest and nothing twice', async () => {
+      const accounts = await Promise.all(
+        ['a', 'b', 'c'].map((name) => writeLegacyAccount(store, `${name}@example.com`)),
+      );
+      // What a run killed after its first reservation left: one keyed stream, no record of the keying.
+      await store.append(
+        keyedStream('a@example.com'),
+        [
+          toNewEvent(
+            { type: 'EmailReserved.v1', data: { accountId: accounts[0].accountId } },
+            context,
+            clock.now(),
+          ),
+        ],
+        'no_stream',
+      );
+
+      await directoryWith().reservationsKeyed();
+
+      for (const account of accounts) {
+        const reservations = await store.readStream(keyedStream(account.email));
+        expect(reservations.map((event) => event.data)).toEqual([{ accountId: account.accountId }]);
+      }
+      expect(await keyings()).toEqual([expect.objectContaining({ accounts: 3, written: 2 })]);
+    });
+
+    it('when several processes key at once, each address gets one reservation', async () => {
+      const accounts = await Promise.all(
+        ['a', 'b', 'c', 'd'].map((name) => writeLegacyAccount(store, `${name}@example.com`)),
+      );
+      await Promise.all([1, 2, 3].map(() => directoryWith().reservationsKeyed()));
+      for (const account of accounts) {
+        expect(await store.readStream(keyedStream(account.email))).toHaveLength(1);
+      }
+      expect((await keyings()).length).toBeGreaterThanOrEqual(1);
+    });
+  });
+
+  describe('given a store whose reservations were keyed from the start', () => {
+    it('when started again, writes nothing', async () => {
+      await openAccount(directoryWith(), 'ada@example.com', 'a-1');
+      const before = (await everything()).length;
+      const again = directoryWith();
+      expect((await again.findByEmail('ada@example.com'))?.id).toBe('a-1');
+      expect(await everything()).toHaveLength(before);
+      expect(await keyings()).toEqual([]);
+    });
+
+    it('when the server secret changes, keys every reservation under the new one, and back again', async () => {
+      await openAccount(directoryWith(), 'ada@example.com', 'a-1');
+      const rotated = directoryWith(OTHER_SECRET);
+      await expect(rotated.reserveEmail('ada@example.com', 'a-2', context)).rejects.toBeInstanceOf(
+        EmailTakenError,
+      );
+      expect((await rotated.findByEmail('ada@example.com'))?.id).toBe('a-1');
+      // Back to the first secret: its streams are there already, the keying is recorded again.
+      expect((await directoryWith().findByEmail('ada@example.com'))?.id).toBe('a-1');
+      expect(await keyings()).toEqual([
+        {
+          keyId: addressHasher(OTHER_SECRET, 'address-streams').keyId,
+          accounts: 1,
+          written: 1,
+          conflicts: 0,
+        },
+        { keyId: addressHasher(SECRET, 'address-streams').keyId, accounts: 1, written: 0, conflicts: 0 },
+      ]);
+    });
+  });
+
+  it('counts an address that two opened accounts hold as a conflict, and leaves it to the first', async () => {
+    await openAccount(directoryWith(OTHER_SECRET), 'ada@example.com', 'a-1');
+    // Under plain names, an account was opened for the same address meanwhile.
+    await writeLegacyAccount(store, 'ada@example.com');
+    const directory = directoryWith();
+    await directory.reservationsKeyed();
+    expect((await directory.findByEmail('ada@example.com'))?.id).toBe('a-1');
+    expect(await keyings()).toEqual([expect.objectContaining({ accounts: 2, written: 1, conflicts: 1 })]);
+  });
+});
