@@ -1,4 +1,4 @@
-import { ChronicleConfig, ConfigError } from '@chronicle/config';
+import { ChronicleConfig, ConfigError, processorPlacement } from '@chronicle/config';
 
 /** What only the projector reads from the environment, on top of ChronicleConfig. */
 export interface ProjectorSettings {
@@ -13,7 +13,8 @@ export function parseProjectorSettings(
   config: ChronicleConfig,
   env: Record<string, string | undefined>,
 ): ProjectorSettings {
-  if (!config.mongodbUri) {
+  // The projector runs what processorPlacement gives it: nothing without shared read models.
+  if (processorPlacement(config)['read-models'] !== 'projector') {
     throw new ConfigError(
       'MONGODB_URI',
       'must be set: the projector writes the shared read models in MongoDB (without it the API projects in-process)',
@@ -23,5 +24,5 @@ export function parseProjectorSettings(
   if (!/^\d+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 3600) {
     throw new ConfigError('PROJECTOR_LEASE_TTL', `must be an integer from 1 to 3600, got "${ttl}"`);
   }
-  return { mongodbUri: config.mongodbUri, leaseTtlMs: Number(ttl) * 1000 };
+  return { mongodbUri: config.mongodbUri!, leaseTtlMs: Number(ttl) * 1000 };
 }

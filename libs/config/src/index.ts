@@ -4,3 +4,4 @@ export * from './config.module';
 export * from './log-destination';
 export * from './make-directories';
 export * from './supported-runtime';
+export * from './processor-placement';

@@ -13,10 +13,9 @@ import {
   HealthIndicatorResult,
   HealthIndicatorService,
 } from '@nestjs/terminus';
-import { AccountSessions, Public } from '@chronicle/auth';
-import { ChronicleConfig } from '@chronicle/config';
-import { EventProcessor, EventStore, formatPosition } from '@chronicle/event-store';
-import { ProjectionProcessor, ReadStore } from '@chronicle/read-models';
+import { Public } from '@chronicle/auth';
+import { EventStore, processorChecks, ProcessorHost } from '@chronicle/event-store';
+import { ReadStore } from '@chronicle/read-models';
 import { HistoryChainWatch } from '../audit/history-chain-watch.service';
 import { ProblemDto } from '../http/openapi';
 import { PROBLEM_CONTENT_TYPE } from '../http/problem-details';
@@ -68,9 +67,7 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly eventStore: EventStore,
     private readonly readStore: ReadStore,
-    private readonly projections: ProjectionProcessor,
-    private readonly sessions: AccountSessions,
-    private readonly config: ChronicleConfig,
+    private readonly processors: ProcessorHost,
     private readonly chain: HistoryChainWatch,
   ) {}
 
@@ -96,40 +93,29 @@ export class HealthController {
       () => this.ping('eventStore', () => this.eventStore.ping()),
       () => this.ping('readStore', () => this.readStore.ping()),
       () => this.historyChain(),
-      ...this.builtFromHistory().map(
-        ([key, processor]) =>
-          () =>
-            this.caughtUp(key, processor),
-      ),
+      () => this.builtFromHistory(),
     ]);
   }
 
   /** Whether everything this process builds from the history has caught up with it (the lifecycle's "ready"). */
   hasCaughtUp(): boolean {
-    return this.builtFromHistory().every(([, processor]) => processor.isCaughtUp);
+    return this.processors.registry.every(
+      (status) => status.readiness === null || status.isCaughtUp === true,
+    );
   }
 
-  /** The in-memory read models (only on the embedded default: else the projector's) and the sessions. */
-  private builtFromHistory(): Array<[string, Pick<EventProcessor, 'isCaughtUp' | 'position'>]> {
-    const built: Array<[string, Pick<EventProcessor, 'isCaughtUp' | 'position'>]> = [
-      ['sessions', this.sessions],
-    ];
-    if (!this.config.mongodbUri) built.unshift(['readModels', this.projections]);
-    return built;
-  }
-
-  private async caughtUp(
-    key: string,
-    processor: Pick<EventProcessor, 'isCaughtUp' | 'position'>,
-  ): Promise<HealthIndicatorResult> {
-    const indicator = this.indicators.check(key);
-    if (processor.isCaughtUp) return indicator.up();
-    const head = await this.eventStore.headPosition().catch(() => null);
-    return indicator.down({
-      message: 'catching up with the event history',
-      position: processor.position === null ? null : formatPosition(processor.position),
-      head: head === null ? null : formatPosition(head),
-    });
+  /**
+   * From the processor host's registry: what this process's requests read (the in-memory read
+   * models on the embedded default, the sessions) and any processor here that stopped for good.
+   */
+  private async builtFromHistory(): Promise<HealthIndicatorResult> {
+    const checks = await processorChecks(this.processors.registry, () => this.eventStore.headPosition());
+    return Object.assign(
+      {},
+      ...Object.entries(checks).map(([key, { status, ...details }]) =>
+        status === 'up' ? this.indicators.check(key).up() : this.indicators.check(key).down(details),
+      ),
+    ) as HealthIndicatorResult;
   }
 
   /** Down while the tail since the kept verified head is checked, and for good once the chain breaks. */
