@@ -5,9 +5,9 @@ import { MongoLease } from './mongo-lease';
 export type ProjectorOutcome = 'stopped' | 'lease-lost';
 
 /**
- * Runs its processor host's work (projections, sagas) while this process holds the projector lease, so that
- * two projectors started by mistake never work at once: the second one waits, says so in the
- * log, and takes over when the first stops or stops renewing the lease.
+ * Runs its processor host's work (projections, sagas) while this process holds the projector
+ * lease, so that two projectors started by mistake never work at once: the second one waits, says
+ * so in the log, and takes over when the first stops or stops renewing the lease.
  */
 @Injectable()
 export class Projector implements OnModuleDestroy {
