@@ -23,7 +23,7 @@ describe("the API's own revocations, while its sessions subscription lags", () =
     const bearer = `Bearer ${await issueToken(subject.url, account)}`;
     expect(await customers(bearer)).toBe(200);
     expect(await customers(basic(account))).toBe(200);
-    await subject.app.get(AccountSessions).onApplicationShutdown();
+    await subject.app.get(AccountSessions).stop();
     return { account, bearer };
   }
 

@@ -8,12 +8,12 @@ import {
   ProjectionsAdminModule,
   QueriesModule,
 } from '@chronicle/application';
-import { AuthModule, SecurityModule } from '@chronicle/auth';
+import { AccountSessions, AuthModule, SecurityModule } from '@chronicle/auth';
 import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
-import { EventStoreModule } from '@chronicle/event-store';
+import { EventStoreModule, ProcessorHost } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
 import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
-import { ReadModelsModule } from '@chronicle/read-models';
+import { InProcessProjections, ReadModelsModule } from '@chronicle/read-models';
 import { AccountsController } from './accounts/accounts.controller';
 import { AccountPasswordController } from './account-password/account-password.controller';
 import { AccountTokensController } from './account-tokens/account-tokens.controller';
@@ -65,9 +65,28 @@ export class AppModule {
         { provide: APP_PIPE, useClass: QueryValidationPipe },
         ProjectionsControlService,
         HistoryChainWatch,
-        // Sagas run in one process per deployment: here (in a worker thread) on the embedded default,
-        // else in the projector.
-        ...(config.mongodbUri === null ? [SagaWorkerHost] : []),
+        SagaWorkerHost,
+        InProcessProjections,
+        {
+          // This process's background work; processorPlacement decides which of it runs here.
+          provide: ProcessorHost,
+          useFactory: (projections: InProcessProjections, sagas: SagaWorkerHost, sessions: AccountSessions) =>
+            new ProcessorHost(
+              config,
+              'api',
+              {
+                'read-models': projections,
+                'saga:password': sagas,
+                'account-sessions': sessions,
+              },
+              // What requests read: readiness waits for it.
+              {
+                startOnBootstrap: true,
+                readiness: { 'read-models': 'readModels', 'account-sessions': 'sessions' },
+              },
+            ),
+          inject: [InProcessProjections, SagaWorkerHost, AccountSessions],
+        },
       ],
     };
   }

@@ -1,9 +1,7 @@
 import 'reflect-metadata';
 import { ConfigError, parseConfig, unsupportedRuntime } from '@chronicle/config';
 import { startTracing } from '@chronicle/tracing';
-import { AccountSessions } from '@chronicle/auth';
-import { isStoreDamaged, StoreLostError } from '@chronicle/event-store';
-import { ProjectionProcessor } from '@chronicle/read-models';
+import { isStoreDamaged, ProcessorHost, StoreLostError } from '@chronicle/event-store';
 import { createApp } from './create-app';
 
 /** EX_CONFIG: a bad configuration or DATA_DIR, said in one line on stderr. */
@@ -41,7 +39,7 @@ async function main(): Promise<void> {
       .getInstance()
       .addHook('onClose', () => tracing.shutdown());
   // A store that cannot be read stops the process, saying so, instead of a retry loop for ever.
-  void Promise.race([app.get(ProjectionProcessor).failed, app.get(AccountSessions).failed]).then((error) => {
+  void app.get(ProcessorHost).failed.then((error) => {
     if (isStoreDamaged(error)) {
       stop(EXIT_IO, `The event store cannot be read (${error.message}): restore DATA_DIR from a backup`);
     }

@@ -1,4 +1,4 @@
-import { EventStore } from '@chronicle/event-store';
+import { EventStore, HostedProcessor, ProcessorHost } from '@chronicle/event-store';
 import { MetricsServer, OperatorRoute } from '@chronicle/metrics';
 import { ReadStore } from '@chronicle/read-models';
 import { ProjectorHealth } from './projector-health';
@@ -12,11 +12,31 @@ describe('ProjectorHealth', () => {
     ping: () => (readStoreUp ? Promise.resolve() : Promise.reject(new Error('connection refused'))),
   };
 
+  /** The projector's units: the saga's can be made to stop for good. */
+  let stopSagaForGood!: (error: Error) => void;
+  const unit = (failed = new Promise<Error>(() => undefined)): HostedProcessor => ({
+    start: () => Promise.resolve(),
+    stop: () => Promise.resolve(),
+    isCaughtUp: false,
+    position: null,
+    failed,
+  });
+  const processors = new ProcessorHost(
+    { mongodbUri: 'mongodb://db/chronicle' },
+    'projector',
+    {
+      'read-models': unit(),
+      'saga:password': unit(new Promise<Error>((resolve) => (stopSagaForGood = resolve))),
+    },
+    { startOnBootstrap: false },
+  );
+
   beforeAll(() => {
     new ProjectorHealth(
       server as unknown as MetricsServer,
       eventStore as unknown as EventStore,
       readStore as unknown as ReadStore,
+      processors,
     ).onModuleInit();
   });
 
@@ -42,6 +62,27 @@ describe('ProjectorHealth', () => {
     expect(JSON.parse(down.body)).toEqual({
       status: 'error',
       details: { eventStore: { status: 'up' }, readStore: { status: 'down', message: 'connection refused' } },
+    });
+  });
+
+  it('is not ready once a processor of its host has stopped for good, saying why; catching up is no reason', async () => {
+    readStoreUp = true;
+    stopSagaForGood(new Error('The checkpoint of saga:password lies beyond the end of the event log'));
+    await new Promise(setImmediate);
+
+    const ready = await routes.get('/health/ready')!();
+
+    expect(ready.status).toBe(503);
+    expect(JSON.parse(ready.body)).toEqual({
+      status: 'error',
+      details: {
+        eventStore: { status: 'up' },
+        readStore: { status: 'up' },
+        'saga:password': {
+          status: 'down',
+          message: 'stopped: The checkpoint of saga:password lies beyond the end of the event log',
+        },
+      },
     });
   });
 });

@@ -1,12 +1,13 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { EventStore } from '@chronicle/event-store';
-import { checkHealth, HealthReport, MetricsServer, OperatorResponse } from '@chronicle/metrics';
+import { EventStore, processorChecks, ProcessorHost } from '@chronicle/event-store';
+import { checkHealth, HealthCheck, HealthReport, MetricsServer, OperatorResponse } from '@chronicle/metrics';
 import { ReadStore } from '@chronicle/read-models';
 
 /**
  * The projector's /health/live and /health/ready, on its metrics listener (it has no public port):
- * live while the process runs, ready while the event store and the read store answer, with the
- * API's body shape (`status`, `details` by check).
+ * live while the process runs, ready while the event store and the read store answer and no
+ * processor of its host's registry has stopped for good, with the API's body shape (`status`,
+ * `details` by check). Catching up is its work, not a reason to be unready: no request reads it.
  */
 @Injectable()
 export class ProjectorHealth implements OnModuleInit {
@@ -14,18 +15,25 @@ export class ProjectorHealth implements OnModuleInit {
     @Inject(MetricsServer) private readonly server: MetricsServer,
     @Inject(EventStore) private readonly eventStore: EventStore,
     @Inject(ReadStore) private readonly readStore: ReadStore,
+    @Inject(ProcessorHost) private readonly processors: ProcessorHost,
   ) {}
 
   onModuleInit(): void {
     this.server.route('/health/live', async () => answer(await checkHealth({})));
-    this.server.route('/health/ready', async () =>
-      answer(
+    this.server.route('/health/ready', async () => {
+      const processors = await processorChecks(this.processors.registry, () =>
+        this.eventStore.headPosition(),
+      );
+      return answer(
         await checkHealth({
           eventStore: () => this.eventStore.ping(),
           readStore: () => this.readStore.ping(),
+          ...Object.fromEntries(
+            Object.entries(processors).map(([key, result]): [string, HealthCheck] => [key, () => result]),
+          ),
         }),
-      ),
-    );
+      );
+    });
   }
 }
 

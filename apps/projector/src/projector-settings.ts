@@ -1,4 +1,4 @@
-import { ChronicleConfig, ConfigError, integerVariable } from '@chronicle/config';
+import { ChronicleConfig, ConfigError, integerVariable, processorPlacement } from '@chronicle/config';
 
 /** What only the projector reads from the environment, on top of ChronicleConfig. */
 export interface ProjectorSettings {
@@ -13,12 +13,13 @@ export function parseProjectorSettings(
   config: ChronicleConfig,
   env: Record<string, string | undefined>,
 ): ProjectorSettings {
-  if (!config.mongodbUri) {
+  // The projector runs what processorPlacement gives it: nothing without shared read models.
+  if (processorPlacement(config)['read-models'] !== 'projector') {
     throw new ConfigError(
       'MONGODB_URI',
       'must be set: the projector writes the shared read models in MongoDB (without it the API projects in-process)',
     );
   }
   const ttl = integerVariable(env, 'PROJECTOR_LEASE_TTL', DEFAULT_LEASE_TTL_SECONDS, 1, 3600);
-  return { mongodbUri: config.mongodbUri, leaseTtlMs: ttl * 1000 };
+  return { mongodbUri: config.mongodbUri!, leaseTtlMs: ttl * 1000 };
 }

@@ -3,17 +3,14 @@ import { MongoClient } from 'mongodb';
 import { LoggerModule } from 'nestjs-pino';
 import { ProjectionsAdminModule, SagaProcessor, SagasModule } from '@chronicle/application';
 import { ChronicleConfig, ChronicleConfigModule, logDestination } from '@chronicle/config';
-import { databaseFromUri, EventStoreModule } from '@chronicle/event-store';
+import { databaseFromUri, EventStoreModule, ProcessorHost } from '@chronicle/event-store';
 import { MailModule } from '@chronicle/mail';
 import { ChronicleMetrics, MetricsModule } from '@chronicle/metrics';
-import { ProjectionProcessor, ReadModelsModule } from '@chronicle/read-models';
+import { InProcessProjections, ReadModelsModule } from '@chronicle/read-models';
 import { LeaseRecord, MongoLease } from './mongo-lease';
 import { ProjectorHealth } from './projector-health';
-import { Projector, PROJECTOR_WORKERS, ProjectorWorker } from './projector';
+import { Projector } from './projector';
 import { ProjectorSettings } from './projector-settings';
-
-/** What this process runs while it holds the lease, each provided by an imported module. */
-const WORKERS = [ProjectionProcessor, SagaProcessor];
 
 export const LEASE_NAME = 'projector';
 
@@ -59,6 +56,7 @@ export class ProjectorModule {
             }),
         },
         LeaseClientCloser,
+        InProcessProjections,
         {
           provide: MongoLease,
           useFactory: (client: MongoClient) =>
@@ -71,9 +69,19 @@ export class ProjectorModule {
           inject: [MongoClient],
         },
         {
-          provide: PROJECTOR_WORKERS,
-          useFactory: (...workers: ProjectorWorker[]) => workers,
-          inject: WORKERS,
+          // What this process runs while it holds the lease; the Projector starts it then.
+          provide: ProcessorHost,
+          useFactory: (projections: InProcessProjections, sagas: SagaProcessor) =>
+            new ProcessorHost(
+              config,
+              'projector',
+              {
+                'read-models': projections,
+                'saga:password': sagas,
+              },
+              { startOnBootstrap: false },
+            ),
+          inject: [InProcessProjections, SagaProcessor],
         },
         Projector,
         ProjectorHealth,

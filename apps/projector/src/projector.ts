@@ -1,22 +1,14 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { errorMessage } from '@chronicle/config';
+import { ProcessorHost } from '@chronicle/event-store';
 import { MongoLease } from './mongo-lease';
-
-/** A long-running job of the projector process: started once the lease is held, stopped before it is given up. */
-export interface ProjectorWorker {
-  /** Starts the work; a promise it returns resolves once caught up (the projection processor's does). */
-  start(): unknown;
-  stop(): Promise<void>;
-}
-
-export const PROJECTOR_WORKERS = Symbol('PROJECTOR_WORKERS');
 
 export type ProjectorOutcome = 'stopped' | 'lease-lost';
 
 /**
- * Runs the workers (projections, sagas) while this process holds the projector lease, so that
- * two projectors started by mistake never work at once: the second one waits, says so in the
- * log, and takes over when the first stops or stops renewing the lease.
+ * Runs its processor host's work (projections, sagas) while this process holds the projector
+ * lease, so that two projectors started by mistake never work at once: the second one waits, says
+ * so in the log, and takes over when the first stops or stops renewing the lease.
  */
 @Injectable()
 export class Projector implements OnModuleDestroy {
@@ -27,7 +19,7 @@ export class Projector implements OnModuleDestroy {
 
   constructor(
     @Inject(MongoLease) private readonly lease: MongoLease,
-    @Inject(PROJECTOR_WORKERS) private readonly workers: readonly ProjectorWorker[],
+    @Inject(ProcessorHost) private readonly processors: ProcessorHost,
   ) {}
 
   /** Resolves `stopped` after a shutdown, or `lease-lost` when the workers had to stop because the lease was lost. */
@@ -46,32 +38,19 @@ export class Projector implements OnModuleDestroy {
     if (!(await this.acquire())) return 'stopped';
     let outcome: ProjectorOutcome = 'stopped';
     if (!this.stopping) {
-      const started = this.workers.map((worker) =>
-        Promise.resolve()
-          .then(() => worker.start())
-          .catch((error: unknown) => {
-            // A worker stopped before it got going rejects; only other failures are news.
-            if (!this.stopping)
-              this.logger.error(`A projector worker failed to start: ${errorMessage(error)}`);
-            throw error;
-          }),
-      );
-      Promise.all(started).then(
+      void this.processors.start().then(
         () =>
           this.logger.log(
             'Projector ready: the projections have caught up with the event store and follow live events',
           ),
-        () => undefined,
+        (error: unknown) => {
+          // A processor stopped before it got going rejects; only other failures are news.
+          if (!this.stopping) this.logger.error(`A projector worker failed to start: ${errorMessage(error)}`);
+        },
       );
       outcome = await this.hold();
       this.stopping = true;
-      await Promise.all(
-        this.workers.map((worker) =>
-          worker
-            .stop()
-            .catch((error: unknown) => this.logger.error(`Stopping a worker failed: ${errorMessage(error)}`)),
-        ),
-      );
+      await this.processors.stop();
     }
     try {
       await this.lease.release();

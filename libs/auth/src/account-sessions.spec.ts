@@ -101,7 +101,7 @@ describe('AccountSessions', () => {
   };
   /** Starts following the store and waits for the history to be applied. */
   const caughtUp = async () => {
-    sessions.onApplicationBootstrap();
+    void sessions.start();
     await eventually(() => Promise.resolve(sessions.isCaughtUp));
   };
 
@@ -115,7 +115,7 @@ describe('AccountSessions', () => {
     sessions = newSessions();
   });
   afterEach(async () => {
-    await sessions.onApplicationShutdown();
+    await sessions.stop();
     jest.restoreAllMocks();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -151,7 +151,7 @@ describe('AccountSessions', () => {
     await caughtUp();
     const [subscription] = subscribe.mock.results.map((result) => result.value as { isClosed: boolean });
 
-    await sessions.onApplicationShutdown();
+    await sessions.stop();
 
     expect(subscription.isClosed).toBe(true);
     expect(subscribe).toHaveBeenCalledTimes(1);
@@ -235,7 +235,7 @@ describe('AccountSessions', () => {
   describe('a restart', () => {
     let checkpoints: SqliteCheckpointStore;
     const restarted = async () => {
-      await sessions.onApplicationShutdown();
+      await sessions.stop();
       sessions = new AccountSessions(store, checkpoints, directory, clock, credentials);
     };
 
@@ -334,7 +334,7 @@ describe('AccountSessions', () => {
           },
         };
       });
-      sessions.onApplicationBootstrap();
+      void sessions.start();
       await subscribed;
 
       try {
@@ -445,7 +445,7 @@ describe('AccountSessions', () => {
         },
       };
     });
-    sessions.onApplicationBootstrap();
+    void sessions.start();
     await eventually(() => Promise.resolve(sessions.position !== null));
 
     expect(sessions.isCaughtUp).toBe(false);

@@ -1,4 +1,4 @@
-import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AccessTokenClaims, AccountDirectory, Clock, Principal } from '@chronicle/application';
 import {
   Account,
@@ -15,6 +15,7 @@ import {
   CheckpointStore,
   EventProcessor,
   EventStore,
+  HostedProcessor,
   Position,
   ProcessorHandler,
   RecordedEvent,
@@ -65,7 +66,7 @@ const SESSION_EVENT_TYPES = [
  * hosts' clocks. Holds no secrets.
  */
 @Injectable()
-export class AccountSessions implements OnApplicationBootstrap, OnApplicationShutdown {
+export class AccountSessions implements HostedProcessor {
   private readonly accounts = new Map<string, AccountAccess>();
   /** Accounts the processor changed since its last commit: stored with the next checkpoint. */
   private readonly changed = new Set<string>();
@@ -81,9 +82,12 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
     this.processor = new EventProcessor(store, this.handler(), { parking: checkpoints, retryDelayMs: 500 });
   }
 
-  /** Replays the history in the background, then follows live events until shutdown. */
-  onApplicationBootstrap(): void {
-    void this.processor.start();
+  /**
+   * Replays the history in the background, then follows live events until stopped (the processor
+   * host starts it); resolves once caught up.
+   */
+  start(): Promise<void> {
+    return this.processor.start();
   }
 
   /** Whether the history has been applied: until then each account is read from its stream. */
@@ -102,7 +106,7 @@ export class AccountSessions implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /** Returns once the processor has stopped: no subscription is reopened on a store about to close. */
-  onApplicationShutdown(): Promise<void> {
+  stop(): Promise<void> {
     return this.processor.stop();
   }
 

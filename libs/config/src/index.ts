@@ -8,3 +8,4 @@ export * from './log-destination';
 export * from './make-directories';
 export * from './supported-runtime';
 export * from './turn-queue';
+export * from './processor-placement';

@@ -1,6 +1,6 @@
 import { FactoryProvider } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
-import { CheckpointStore, EventStore } from '@chronicle/event-store';
+import { CheckpointStore, EventStore, ProcessorHost } from '@chronicle/event-store';
 import { MemoryReadStore } from './memory/memory-read-store';
 import { ReadModelSnapshots } from './memory/snapshot/read-model-snapshots';
 import { MongoReadStore } from './mongo/mongo-read-store';
@@ -56,13 +56,14 @@ function collaborators() {
   return { calls, processor, readStore, snapshots, releaseRestore, started };
 }
 
+/** The projections as the API's processor host runs them: placed by `settings`. */
 function projections(parts: ReturnType<typeof collaborators>, settings = config(), withSnapshots = true) {
-  return new InProcessProjections(
+  const unit = new InProcessProjections(
     parts.processor as unknown as ProjectionProcessor,
     parts.readStore as unknown as ReadStore,
-    settings,
     withSnapshots ? (parts.snapshots as unknown as ReadModelSnapshots) : null,
   );
+  return new ProcessorHost(settings, 'api', { 'read-models': unit }, { startOnBootstrap: true });
 }
 
 describe('InProcessProjections', () => {
@@ -134,7 +135,8 @@ describe('ReadModelsModule.forRoot', () => {
 
   it('provides and exports the read store, its processor and the snapshots, to every module', () => {
     expect(module.module).toBe(ReadModelsModule);
-    expect(module.providers).toContain(InProcessProjections);
+    // A unit of the processor host, which alone starts it: the module runs nothing of its own.
+    expect(module.providers).not.toContain(InProcessProjections);
     expect(module.exports).toEqual([ReadStore, ProjectionProcessor, ReadModelSnapshots]);
     expect(factory(ReadStore).inject).toEqual([ChronicleConfig]);
     expect(factory(ReadModelSnapshots).inject).toEqual([ChronicleConfig, ReadStore, EventStore]);

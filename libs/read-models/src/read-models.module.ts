@@ -1,16 +1,6 @@
-import {
-  DynamicModule,
-  Global,
-  Inject,
-  Injectable,
-  Logger,
-  Module,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-  Optional,
-} from '@nestjs/common';
+import { DynamicModule, Global, Inject, Injectable, Logger, Module, Optional } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
-import { CheckpointStore, EventStore } from '@chronicle/event-store';
+import { CheckpointStore, EventStore, HostedProcessor, Position } from '@chronicle/event-store';
 import { ALL_PROJECTIONS } from './projections/all-projections';
 import { MemoryReadStore } from './memory/memory-read-store';
 import { ReadModelSnapshots } from './memory/snapshot/read-model-snapshots';
@@ -20,36 +10,46 @@ import { ReadStore } from './read-store.port';
 export const READ_MODELS_CHECKPOINT = 'read-models';
 
 /**
- * Runs the projections in this process on the embedded default: replays the history after start-up,
- * then follows live events. With MONGODB_URI the read models are shared, and the projector process
- * (apps/projector) runs them instead.
+ * The projections as a unit of the processor host: on the embedded store the models are first
+ * read back from their snapshot, so that only the events after it are replayed, then the
+ * processor follows the log. Its stop also closes the read store, whether it ran or not (with
+ * MONGODB_URI the projector runs it, and the API only reads the store). Each process that holds
+ * it provides it to its processor host.
  */
 @Injectable()
-export class InProcessProjections implements OnApplicationBootstrap, OnApplicationShutdown {
+export class InProcessProjections implements HostedProcessor {
   private started: Promise<void> = Promise.resolve();
   private stopping = false;
 
   constructor(
     @Inject(ProjectionProcessor) readonly processor: ProjectionProcessor,
     @Inject(ReadStore) private readonly readStore: ReadStore,
-    @Inject(ChronicleConfig) private readonly config: ChronicleConfig,
     @Optional() @Inject(ReadModelSnapshots) private readonly snapshots: ReadModelSnapshots | null,
   ) {}
 
-  /**
-   * In the background: the API listens at once whatever the history, and readiness says how far
-   * the catch-up is. On the embedded store the models are first read back from their snapshot,
-   * so that only the events after it are replayed. The processor logs every error as it happens.
-   */
-  onApplicationBootstrap(): void {
-    if (this.config.mongodbUri) return;
-    this.started = (async () => {
-      await this.snapshots?.restore();
-      if (!this.stopping) void this.processor.start();
-    })();
+  get isCaughtUp(): boolean {
+    return this.processor.isCaughtUp;
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  get position(): Position | null {
+    return this.processor.position;
+  }
+
+  get failed(): Promise<Error> {
+    return this.processor.failed;
+  }
+
+  /** Resolves once caught up. The processor logs every error as it happens. */
+  start(): Promise<void> {
+    const restored = this.snapshots?.restore() ?? Promise.resolve();
+    this.started = restored;
+    return restored.then(() => {
+      if (this.stopping) throw new Error(`The ${this.processor.name} processor stopped before starting`);
+      return this.processor.start();
+    });
+  }
+
+  async stop(): Promise<void> {
     this.stopping = true;
     await this.started;
     await this.processor.stop();
@@ -99,7 +99,6 @@ export class ReadModelsModule {
             }),
           inject: [EventStore, ReadStore, CheckpointStore],
         },
-        InProcessProjections,
       ],
       exports: [ReadStore, ProjectionProcessor, ReadModelSnapshots],
     };

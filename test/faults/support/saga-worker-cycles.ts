@@ -9,8 +9,8 @@ import { SagaWorkerHost } from '../../../apps/api/src/sagas/saga-worker.host';
 
 /**
  * Run as its own process by native-driver.fault.spec.ts: the API on DATA_DIR, whose saga worker
- * thread is stopped and started CYCLES times, each time as Nest stops and starts it (the host's
- * shutdown and bootstrap hooks), with a reset request for EMAIL in flight. A last worker then
+ * thread is stopped and started CYCLES times, each time as the processor host stops and starts
+ * it, with a reset request for EMAIL in flight. A last worker then
  * drains what is left. Prints { requested, tokens } (the reset links' tokens in the outbox) once
  * every request is mailed, and exits 0; any abort ends it first.
  */
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = await app.getUrl();
   // The app's own worker stops for good; the cycles below start and stop workers of their own.
-  await app.get(SagaWorkerHost).onApplicationShutdown();
+  await app.get(SagaWorkerHost).stop();
   const adapterHost = app.get(HttpAdapterHost);
   const metrics = app.get(ChronicleMetrics);
 
@@ -36,14 +36,14 @@ async function main(): Promise<void> {
   };
   for (let cycle = 0; cycle < cycles; cycle++) {
     const host = new SagaWorkerHost(config, metrics, adapterHost);
-    host.onApplicationBootstrap();
+    void host.start();
     await requestReset();
     // Stopped at varying points: while it reads, while it mails, while it records.
     await new Promise((resolve) => setTimeout(resolve, (cycle * 37) % 200));
-    await host.onApplicationShutdown();
+    await host.stop();
   }
   const last = new SagaWorkerHost(config, metrics, adapterHost);
-  last.onApplicationBootstrap();
+  void last.start();
   const outbox = join(config.dataDir, 'outbox');
   const tokens = () =>
     readdirSync(outbox)
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     if (Date.now() > deadline) throw new Error(`${tokens().length} reset e-mails of ${cycles} within 60 s`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  await last.onApplicationShutdown();
+  await last.stop();
   await app.close();
   process.stdout.write(`${JSON.stringify({ requested: cycles, tokens: tokens() })}\n`);
 }

@@ -8,11 +8,10 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { HealthCheck } from '@nestjs/terminus';
-import { AccountSessions, Public } from '@chronicle/auth';
-import { ChronicleConfig } from '@chronicle/config';
-import { EventProcessor, EventStore, formatPosition } from '@chronicle/event-store';
+import { Public } from '@chronicle/auth';
+import { EventStore, processorChecks, ProcessorHost } from '@chronicle/event-store';
 import { checkHealth, HealthCheck as Check, HealthCheckResult } from '@chronicle/metrics';
-import { ProjectionProcessor, ReadStore } from '@chronicle/read-models';
+import { ReadStore } from '@chronicle/read-models';
 import { HistoryChainWatch } from '../audit/history-chain-watch.service';
 import { ProblemDto } from '../http/openapi';
 import { PROBLEM_CONTENT_TYPE } from '../http/problem-details';
@@ -62,9 +61,7 @@ export class HealthController {
   constructor(
     private readonly eventStore: EventStore,
     private readonly readStore: ReadStore,
-    private readonly projections: ProjectionProcessor,
-    private readonly sessions: AccountSessions,
-    private readonly config: ChronicleConfig,
+    private readonly processors: ProcessorHost,
     private readonly chain: HistoryChainWatch,
   ) {}
 
@@ -85,45 +82,23 @@ export class HealthController {
   @ApiHealth(
     'Readiness: the stores answer, the read models have caught up with the history, and its hash chain holds',
   )
-  ready(): Promise<HealthDto> {
+  async ready(): Promise<HealthDto> {
+    const processors = await processorChecks(this.processors.registry, () => this.eventStore.headPosition());
     return answer({
       eventStore: () => this.eventStore.ping(),
       readStore: () => this.readStore.ping(),
       historyChain: () => this.historyChain(),
       ...Object.fromEntries(
-        this.builtFromHistory().map(([key, processor]): [string, Check] => [
-          key,
-          () => this.caughtUp(processor),
-        ]),
+        Object.entries(processors).map(([key, result]): [string, Check] => [key, () => result]),
       ),
     });
   }
 
   /** Whether everything this process builds from the history has caught up with it (the lifecycle's "ready"). */
   hasCaughtUp(): boolean {
-    return this.builtFromHistory().every(([, processor]) => processor.isCaughtUp);
-  }
-
-  /** The in-memory read models (only on the embedded default: else the projector's) and the sessions. */
-  private builtFromHistory(): Array<[string, Pick<EventProcessor, 'isCaughtUp' | 'position'>]> {
-    const built: Array<[string, Pick<EventProcessor, 'isCaughtUp' | 'position'>]> = [
-      ['sessions', this.sessions],
-    ];
-    if (!this.config.mongodbUri) built.unshift(['readModels', this.projections]);
-    return built;
-  }
-
-  private async caughtUp(
-    processor: Pick<EventProcessor, 'isCaughtUp' | 'position'>,
-  ): Promise<HealthCheckResult> {
-    if (processor.isCaughtUp) return { status: 'up' };
-    const head = await this.eventStore.headPosition().catch(() => null);
-    return {
-      status: 'down',
-      message: 'catching up with the event history',
-      position: processor.position === null ? null : formatPosition(processor.position),
-      head: head === null ? null : formatPosition(head),
-    };
+    return this.processors.registry.every(
+      (status) => status.readiness === null || status.isCaughtUp === true,
+    );
   }
 
   /** Down while the tail since the kept verified head is checked, and for good once the chain breaks. */

@@ -1,9 +1,10 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { BackOff, backOffDelay, ChronicleConfig } from '@chronicle/config';
+import { ChronicleConfig } from '@chronicle/config';
+import { HostedProcessor } from '@chronicle/event-store';
 import { ChronicleMetrics, MetricsSnapshot } from '@chronicle/metrics';
 
 export interface SagaWorkerData {
@@ -15,8 +16,6 @@ export interface SagaWorkerData {
 export type ToSagaWorker = { type: 'metrics'; id: number } | { type: 'stop' };
 type FromSagaWorker = { type: 'started' } | { type: 'metrics'; id: number; snapshot: MetricsSnapshot };
 
-/** A worker that stopped on its own is started again after this long, doubling up to the maximum. */
-const RESTART_BACK_OFF: BackOff = { initialMs: 1_000, maxMs: 30_000 };
 /** A scrape does not wait longer than this for the worker's metrics. */
 const METRICS_TIMEOUT_MS = 2_000;
 /** Past this, a worker that was asked to stop is terminated. */
@@ -27,16 +26,15 @@ const STOP_TIMEOUT_MS = 15_000;
  * runs them). The e-mail work that follows a reset request for a known address (the account read,
  * the token's events, the message) then never runs on the API's event loop: nothing a client can
  * time tells a known address from an unknown one (API.md). The worker has its own connections to
- * the embedded store, which is safe for several connections by design.
+ * the embedded store, which is safe for several connections by design. A unit of the API's
+ * processor host, which starts it where the sagas are placed in the worker, and starts it again
+ * with back-off when it stops on its own.
  */
 @Injectable()
-export class SagaWorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SagaWorkerHost implements HostedProcessor {
   private readonly logger = new Logger('Sagas');
   private worker: Worker | null = null;
   private stopping = false;
-  /** The worker's exits since it last started. */
-  private exitsSinceStarted = 0;
-  private restartTimer: NodeJS.Timeout | null = null;
   private nextRequest = 0;
   private readonly pending = new Map<number, (snapshot: MetricsSnapshot) => void>();
   private readonly removeSource: () => void;
@@ -49,21 +47,23 @@ export class SagaWorkerHost implements OnApplicationBootstrap, OnApplicationShut
     this.removeSource = metrics.addSource(() => this.workerMetrics());
   }
 
-  onApplicationBootstrap(): void {
-    // Once the server listens: like every background processor, the sagas never delay start-up,
-    // and the worker's own start (a Nest application of its own) would compete for the cores.
-    const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
-    if (server.listening) this.start();
-    else
-      server.once('listening', () => {
-        if (!this.stopping) this.start();
-      });
+  /** Resolves once the worker runs its sagas; `ended` hears of a worker that stopped on its own. */
+  start(ended: (why: string) => void = () => undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      // Once the server listens: like every background processor, the sagas never delay start-up,
+      // and the worker's own start (a Nest application of its own) would compete for the cores.
+      const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
+      if (server.listening) this.spawn(resolve, ended);
+      else
+        server.once('listening', () => {
+          if (!this.stopping) this.spawn(resolve, ended);
+        });
+    });
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async stop(): Promise<void> {
     this.stopping = true;
     this.removeSource();
-    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
     const worker = this.worker;
     if (worker === null) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -73,7 +73,7 @@ export class SagaWorkerHost implements OnApplicationBootstrap, OnApplicationShut
     clearTimeout(timeout);
   }
 
-  private start(): void {
+  private spawn(started: () => void, ended: (why: string) => void): void {
     const entry = join(__dirname, `saga-worker${extname(__filename)}`);
     // From source (tests, `node -r @swc-node/register`), the worker compiles TypeScript as its parent does.
     const fromSource = entry.endsWith('.ts');
@@ -98,7 +98,7 @@ export class SagaWorkerHost implements OnApplicationBootstrap, OnApplicationShut
     this.worker = worker;
     worker.on('message', (message: FromSagaWorker) => {
       if (message.type === 'started') {
-        this.exitsSinceStarted = 0;
+        started();
       } else {
         this.pending.get(message.id)?.(message.snapshot);
       }
@@ -110,15 +110,7 @@ export class SagaWorkerHost implements OnApplicationBootstrap, OnApplicationShut
       this.worker = null;
       for (const answer of this.pending.values()) answer([]);
       this.pending.clear();
-      if (this.stopping) return;
-      const delayMs = backOffDelay(++this.exitsSinceStarted, RESTART_BACK_OFF);
-      this.logger.error(
-        `The sagas' worker stopped (exit code ${code}); starting it again in ${delayMs / 1000} s`,
-      );
-      this.restartTimer = setTimeout(() => {
-        this.restartTimer = null;
-        if (!this.stopping) this.start();
-      }, delayMs);
+      if (!this.stopping) ended(`The sagas' worker stopped (exit code ${code})`);
     });
   }
 

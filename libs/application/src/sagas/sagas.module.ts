@@ -1,6 +1,7 @@
-import { Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { CheckpointStore, EventStore } from '@chronicle/event-store';
+import { ChronicleConfig } from '@chronicle/config';
+import { CheckpointStore, EventStore, ProcessorHost } from '@chronicle/event-store';
 import { CompletePasswordChangeHandler } from '../accounts/complete-password-change/complete-password-change.handler';
 import { PasswordLinkMailer } from '../accounts/password-link-mailer';
 import { SendInvitationEmailHandler } from '../accounts/send-invitation-email/send-invitation-email.handler';
@@ -8,21 +9,6 @@ import { SendPasswordResetEmailHandler } from '../accounts/send-password-reset-e
 import { CommandCoreModule } from '../shared/command-core.module';
 import { passwordSaga } from './password.saga';
 import { SagaProcessor } from './saga-processor';
-
-/** Runs the sagas in this process, from start-up to shutdown. */
-@Injectable()
-export class InProcessSagas implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(@Inject(SagaProcessor) private readonly processor: SagaProcessor) {}
-
-  onApplicationBootstrap(): void {
-    // In the background: a saga never delays start-up.
-    void this.processor.start();
-  }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.processor.stop();
-  }
-}
 
 /**
  * The commands the sagas send, and their handlers: no password hashing, no tokens, so a sagas
@@ -59,6 +45,16 @@ export class SagaCommandsModule {}
 })
 export class SagasModule {}
 
-/** The sagas running in this process from start-up to shutdown: the API on the embedded default. */
-@Module({ imports: [SagasModule], providers: [InProcessSagas] })
+/** The sagas' worker thread (the API's on the embedded default): its processor host runs the sagas placed there. */
+@Module({
+  imports: [SagasModule],
+  providers: [
+    {
+      provide: ProcessorHost,
+      useFactory: (config: ChronicleConfig, sagas: SagaProcessor) =>
+        new ProcessorHost(config, 'saga-worker', { 'saga:password': sagas }, { startOnBootstrap: true }),
+      inject: [ChronicleConfig, SagaProcessor],
+    },
+  ],
+})
 export class InProcessSagasModule {}
