@@ -24,6 +24,7 @@ import { HistoryChainWatch } from './audit/history-chain-watch.service';
 import { CustomersController } from './customers/customers.controller';
 import { HealthController } from './health/health.controller';
 import { IdempotencyModule } from './idempotency/idempotency.module';
+import { withIdempotencyKeys } from './idempotency/idempotency.interceptor';
 import { loggerModuleParams } from './http/logging';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { QueryValidationPipe } from './http/validation';
@@ -50,7 +51,7 @@ export class AppModule {
         AuthModule,
         IdempotencyModule,
       ],
-      controllers: [
+      controllers: withIdempotencyKeys([
         CustomersController,
         UsersController,
         AccountsController,
@@ -59,7 +60,7 @@ export class AppModule {
         HealthController,
         AuditController,
         ProjectionsController,
-      ],
+      ]),
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_PIPE, useClass: QueryValidationPipe },

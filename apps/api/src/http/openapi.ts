@@ -18,6 +18,7 @@ import { FieldDeclarations } from '@chronicle/domain';
 import { Problem, PROBLEM_CONTENT_TYPE, toProblem } from './problem-details';
 import { dtoSchemaOf } from './validation';
 import { IDEMPOTENCY_KEY_SCHEMA, keyInFlight, keyReused } from '../idempotency/idempotency-keys';
+import { takesIdempotencyKey } from '../idempotency/idempotency.interceptor';
 
 class FieldErrorDto {
   @ApiProperty({ example: 'age' })
@@ -282,7 +283,7 @@ export function completeDocument(document: OpenAPIObject, publicBaseUrl: string)
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = operations[method];
       if (operation === undefined) continue;
-      if (method === 'post' || method === 'patch') {
+      if (takesIdempotencyKey(method.toUpperCase())) {
         // Idempotency-Key is taken by every POST and PATCH, with the answers it may bring.
         operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
         for (const declared of IDEMPOTENCY_REFUSALS) addRefusal(operation.responses, declared);

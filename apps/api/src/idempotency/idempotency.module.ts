@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { ChronicleConfig } from '@chronicle/config';
 import { IdempotencyKeys } from './idempotency-keys';
 import { IdempotencyStore } from './idempotency-store';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { SqliteIdempotencyStore } from './sqlite-idempotency-store';
 
-/** Idempotency-Key on every POST and PATCH, its records shared by every instance (see IdempotencyKeys). */
+/**
+ * Idempotency-Key on every POST and PATCH, its records shared by every instance (see IdempotencyKeys);
+ * the interceptor is bound to those routes by withIdempotencyKeys.
+ */
 @Module({
   providers: [
     {
@@ -24,7 +25,7 @@ import { SqliteIdempotencyStore } from './sqlite-idempotency-store';
       useFactory: (store: IdempotencyStore, config: ChronicleConfig) => new IdempotencyKeys(store, config),
       inject: [IdempotencyStore, ChronicleConfig],
     },
-    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
   ],
+  exports: [IdempotencyKeys],
 })
 export class IdempotencyModule {}
