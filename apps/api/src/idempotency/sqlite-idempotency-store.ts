@@ -1,15 +1,19 @@
 import type Database from 'better-sqlite3';
 import { IDEMPOTENCY_FILE, openSidecarDatabase } from '@chronicle/event-store';
-import { Claim, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, isLive, KeyRecord } from './idempotency-store';
-
-interface Row extends KeyRecord {
-  owner: string;
-}
+import {
+  Claim,
+  IDEMPOTENCY_WINDOW_MS,
+  IdempotencyStore,
+  isLive,
+  KeyRecord,
+  takeoverBounds,
+} from './idempotency-store';
 
 /**
  * Idempotency-Key records of the embedded default, in `DATA_DIR/idempotency.db`: kept across
- * restarts and shared by every process on the data directory (a claim is one immediate
- * transaction, so two processes never both take a key).
+ * restarts and shared by every process on the data directory. A claim is one statement (an
+ * upsert that takes the key only from a record that no longer holds it), so it is atomic across
+ * processes and costs one commit; only a claim that finds the key held reads the record back.
  */
 export class SqliteIdempotencyStore extends IdempotencyStore {
   private db: Database.Database | null = null;
@@ -20,8 +24,23 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
   }
 
   claim(claim: Claim): Promise<KeyRecord | null> {
-    // Immediate: the write lock is taken before the read, so no other process claims in between.
-    return Promise.resolve(this.open().claim.immediate(claim));
+    const statements = this.open();
+    const { expired, leaseEnded } = takeoverBounds(claim);
+    for (;;) {
+      const taken = statements.claim.run(
+        claim.scope,
+        claim.key,
+        claim.fingerprint,
+        claim.owner,
+        claim.now,
+        expired,
+        leaseEnded,
+      );
+      if (taken.changes === 1) return Promise.resolve(null);
+      const held = statements.get.get(claim.scope, claim.key) as KeyRecord | undefined;
+      // Released between the two statements (its request failed): claim it again.
+      if (held !== undefined && isLive(held, claim)) return Promise.resolve(held);
+    }
   }
 
   complete(scope: string, key: string, owner: string, response: string): Promise<void> {
@@ -73,21 +92,14 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
 type Statements = ReturnType<typeof prepare>;
 
 function prepare(db: Database.Database) {
-  const get = db.prepare(
-    'SELECT fingerprint, owner, started, response FROM idempotency WHERE scope = ? AND key = ?',
-  );
-  const put = db.prepare(
-    'INSERT OR REPLACE INTO idempotency (scope, key, fingerprint, owner, started, response) VALUES (?, ?, ?, ?, ?, NULL)',
-  );
   return {
-    claim: db.transaction((claim: Claim): KeyRecord | null => {
-      const held = get.get(claim.scope, claim.key) as Row | undefined;
-      if (held !== undefined && isLive(held, claim)) {
-        return { fingerprint: held.fingerprint, started: held.started, response: held.response };
-      }
-      put.run(claim.scope, claim.key, claim.fingerprint, claim.owner, claim.now);
-      return null;
-    }),
+    claim: db.prepare(
+      'INSERT INTO idempotency (scope, key, fingerprint, owner, started, response) VALUES (?, ?, ?, ?, ?, NULL) ' +
+        'ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, ' +
+        'started = excluded.started, response = NULL ' +
+        'WHERE started <= ? OR (response IS NULL AND started <= ?)',
+    ),
+    get: db.prepare('SELECT fingerprint, started, response FROM idempotency WHERE scope = ? AND key = ?'),
     complete: db.prepare('UPDATE idempotency SET response = ? WHERE scope = ? AND key = ? AND owner = ?'),
     release: db.prepare(
       'DELETE FROM idempotency WHERE scope = ? AND key = ? AND owner = ? AND response IS NULL',
