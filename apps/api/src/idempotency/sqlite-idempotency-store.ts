@@ -4,6 +4,7 @@ import {
   Claim,
   IDEMPOTENCY_WINDOW_MS,
   IdempotencyStore,
+  isLive,
   KeyRecord,
   takeoverBounds,
 } from './idempotency-store';
@@ -11,22 +12,21 @@ import {
 /**
  * Idempotency-Key records of the embedded default, in `DATA_DIR/idempotency.db`: kept across
  * restarts and shared by every process on the data directory. A claim is one statement (an
- * upsert that takes the key only from a record that no longer holds it) in an immediate
- * transaction, so two processes never both take a key; only a claim that finds the key held
- * reads the record back. Operations share their transaction with those of the same turn.
+ * upsert that takes the key only from a record that no longer holds it), so it is atomic across
+ * processes and costs one commit; only a claim that finds the key held reads the record back.
  */
 export class SqliteIdempotencyStore extends IdempotencyStore {
   private db: Database.Database | null = null;
-  private commit: ((group: Pending[]) => unknown[]) | null = null;
-  private queue: Pending[] = [];
+  private statements: Statements | null = null;
 
   constructor(private readonly dataDir: string) {
     super();
   }
 
   claim(claim: Claim): Promise<KeyRecord | null> {
+    const statements = this.open();
     const { expired, leaseEnded } = takeoverBounds(claim);
-    return this.enqueue((statements) => {
+    for (;;) {
       const taken = statements.claim.run(
         claim.scope,
         claim.key,
@@ -36,65 +36,43 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
         expired,
         leaseEnded,
       );
-      // Not taken: a live record holds the key (the group's transaction keeps it so meanwhile).
-      return taken.changes === 1 ? null : (statements.get.get(claim.scope, claim.key) as KeyRecord);
-    });
+      if (taken.changes === 1) return Promise.resolve(null);
+      const held = statements.get.get(claim.scope, claim.key) as KeyRecord | undefined;
+      // Released between the two statements (its request failed): claim it again.
+      if (held !== undefined && isLive(held, claim)) return Promise.resolve(held);
+    }
   }
 
   complete(scope: string, key: string, owner: string, response: string): Promise<void> {
-    return this.enqueue((statements) => void statements.complete.run(response, scope, key, owner));
-  }
-
-  release(scope: string, key: string, owner: string): Promise<void> {
-    return this.enqueue((statements) => void statements.release.run(scope, key, owner));
-  }
-
-  trim(scope: string, keep: number): Promise<void> {
-    return this.enqueue((statements) => void statements.trim.run(scope, scope, keep - 1));
-  }
-
-  prune(now: number): Promise<void> {
-    return this.enqueue((statements) => statements.prune(now - IDEMPOTENCY_WINDOW_MS));
-  }
-
-  close(): Promise<void> {
-    // What was asked before the close is still written.
-    this.flush();
-    this.db?.close();
-    this.db = null;
-    this.commit = null;
+    this.open().complete.run(response, scope, key, owner);
     return Promise.resolve();
   }
 
-  /**
-   * Group commit: the operations asked within one turn of the event loop share one immediate
-   * transaction, run at the end of the turn (each settles once it is committed). A request's
-   * claim and the answer kept for another then cost one commit between them.
-   */
-  private enqueue<T>(run: (statements: Operations) => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve, reject });
-      if (this.queue.length === 1) setImmediate(() => this.flush());
-    });
+  release(scope: string, key: string, owner: string): Promise<void> {
+    this.open().release.run(scope, key, owner);
+    return Promise.resolve();
   }
 
-  private flush(): void {
-    const group = this.queue;
-    if (group.length === 0) return;
-    this.queue = [];
-    let results: unknown[];
-    try {
-      results = this.open()(group);
-    } catch (error) {
-      for (const pending of group) pending.reject(error);
-      return;
-    }
-    group.forEach((pending, index) => pending.resolve(results[index]));
+  trim(scope: string, keep: number): Promise<void> {
+    this.open().trim.run(scope, scope, keep - 1);
+    return Promise.resolve();
+  }
+
+  prune(now: number): Promise<void> {
+    this.open().prune(now - IDEMPOTENCY_WINDOW_MS);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.db?.close();
+    this.db = null;
+    this.statements = null;
+    return Promise.resolve();
   }
 
   /** Opened on first use: processes that never take a key create nothing. */
-  private open(): (group: Pending[]) => unknown[] {
-    if (this.commit === null) {
+  private open(): Statements {
+    if (this.statements === null) {
       // Private from its creation: the answers kept are account data. A record lost to a power cut
       // lets one retry run again.
       const db = openSidecarDatabase(this.dataDir, IDEMPOTENCY_FILE);
@@ -106,21 +84,13 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
       // Every claim wrote a third B-tree for the prune alone; the prune walks by_scope instead.
       db.exec('DROP INDEX IF EXISTS idempotency_by_start');
       this.db = db;
-      const operations = prepare(db);
-      const commit = db.transaction((group: Pending[]) => group.map((pending) => pending.run(operations)));
-      this.commit = (group) => commit.immediate(group);
+      this.statements = prepare(db);
     }
-    return this.commit;
+    return this.statements;
   }
 }
 
-type Operations = ReturnType<typeof prepare>;
-
-interface Pending {
-  run(statements: Operations): unknown;
-  resolve(result: unknown): void;
-  reject(error: unknown): void;
-}
+type Statements = ReturnType<typeof prepare>;
 
 function prepare(db: Database.Database) {
   return {
@@ -145,17 +115,19 @@ function prepare(db: Database.Database) {
 
 /**
  * Deletes the records expired by `expired`, account by account through by_scope: a seek to each
- * account with records, then a range of its oldest. Once a minute, in a group's transaction.
+ * account with records, then a range of its oldest. One transaction, once a minute.
  */
 function pruneByScope(db: Database.Database): (expired: number) => void {
   const nextScope = db
     .prepare('SELECT scope FROM idempotency WHERE scope > ? ORDER BY scope LIMIT 1')
     .pluck();
   const pruneScope = db.prepare('DELETE FROM idempotency WHERE scope = ? AND started <= ?');
-  return (expired) => {
+  const prune = db.transaction((expired: number) => {
     for (let scope = nextScope.get('') as string | undefined; scope !== undefined;) {
       pruneScope.run(scope, expired);
       scope = nextScope.get(scope) as string | undefined;
     }
-  };
+  });
+  // Immediate: the write lock first, so another process's write cannot void the read (SQLITE_BUSY).
+  return (expired) => prune.immediate(expired);
 }
