@@ -90,6 +90,30 @@ function contract(name: string, open: OpenInstances<IdempotencyStore>) {
       await store.prune(T + IDEMPOTENCY_WINDOW_MS + 15);
       expect(await other.claim(claimOf('z', { scope: 'account-2', key: 'k0', now: T + 30 }))).toBeNull();
     });
+
+    it('prunes the expired records of every account and keeps the others', async () => {
+      const scopes = ['account-a', 'account-b', 'account-c', 'account-d'];
+      for (const [index, scope] of scopes.entries()) {
+        expect(await store.claim(claimOf('a', { scope, key: 'old', now: T + index }))).toBeNull();
+        await store.complete(scope, 'old', 'a', 'old answer');
+        if (index % 2 === 0) {
+          expect(await store.claim(claimOf('a', { scope, key: 'new', now: T + 100 }))).toBeNull();
+          await store.complete(scope, 'new', 'a', 'new answer');
+        }
+      }
+      await store.prune(T + IDEMPOTENCY_WINDOW_MS + 50);
+      // Seen from before the window ended: a pruned record no longer holds its key.
+      const seen = async (scope: string, key: string) =>
+        (await other.claim(claimOf('b', { scope, key, fingerprint: 'probe', now: T + 200 })))?.response ??
+        null;
+      for (const [index, scope] of scopes.entries()) {
+        expect({ scope, old: await seen(scope, 'old') }).toEqual({ scope, old: null });
+        expect({ scope, new: await seen(scope, 'new') }).toEqual({
+          scope,
+          new: index % 2 === 0 ? 'new answer' : null,
+        });
+      }
+    });
   });
 }
 

@@ -1,4 +1,13 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createSecretKey,
+  hash,
+  hkdfSync,
+  KeyObject,
+  randomBytes,
+  randomUUID,
+} from 'node:crypto';
 import {
   BadRequestException,
   ConflictException,
@@ -46,9 +55,7 @@ export type KeyOutcome = { held: HeldKey } | { replay: KeptAnswer };
 /** What identifies a request under its key: method, path (no query: credentials travel there) and body. */
 export function requestFingerprint(method: string, url: string, body: unknown): string {
   const path = url.split('?')[0];
-  return createHash('sha256')
-    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
-    .digest('base64url');
+  return hash('sha256', `${method} ${path}\n${JSON.stringify(body ?? null)}`, 'base64url');
 }
 
 /** The key a header names, or a 400 for one that is empty, too long or not visible ASCII. */
@@ -90,7 +97,8 @@ export const keyInFlight = () =>
  */
 @Injectable()
 export class IdempotencyKeys implements OnApplicationShutdown {
-  private readonly sealingKey: Buffer;
+  /** A KeyObject: a raw key would be checked and imported again by every cipher. */
+  private readonly sealingKey: KeyObject;
   private readonly leaseMs: number;
   private claims = 0;
   private pruning: NodeJS.Timeout | null = null;
@@ -100,15 +108,15 @@ export class IdempotencyKeys implements OnApplicationShutdown {
     config: ChronicleConfig,
     private readonly now: () => number = () => Date.now(),
   ) {
-    this.sealingKey = Buffer.from(
-      hkdfSync('sha256', config.tokenSecret, '', 'chronicle idempotency answers', 32),
+    this.sealingKey = createSecretKey(
+      Buffer.from(hkdfSync('sha256', config.tokenSecret, '', 'chronicle idempotency answers', 32)),
     );
     // A request is cut off after REQUEST_TIMEOUT: one still unanswered after twice that has died.
     this.leaseMs = 2 * config.requestTimeoutSeconds * 1000;
   }
 
   async begin(account: string, header: string, fingerprint: string): Promise<KeyOutcome> {
-    const key = createHash('sha256').update(parseIdempotencyKey(header)).digest('base64url');
+    const key = hash('sha256', parseIdempotencyKey(header), 'base64url');
     this.startPruning();
     const owner = randomUUID();
     const held = await this.store.claim({

@@ -54,8 +54,20 @@ export abstract class IdempotencyStore {
   abstract close(): Promise<void>;
 }
 
+/**
+ * Records that no longer hold their key at `claim.now`: started at or before `expired` (the window
+ * is over), or still unanswered and started at or before `leaseEnded` (its request has died).
+ */
+export function takeoverBounds(claim: Pick<Claim, 'now' | 'leaseMs'>): {
+  expired: number;
+  leaseEnded: number;
+} {
+  return { expired: claim.now - IDEMPOTENCY_WINDOW_MS, leaseEnded: claim.now - claim.leaseMs };
+}
+
 /** Whether a record still holds its key: answered within the window, or running within its lease. */
 export function isLive(record: KeyRecord, claim: Pick<Claim, 'now' | 'leaseMs'>): boolean {
-  if (record.started <= claim.now - IDEMPOTENCY_WINDOW_MS) return false;
-  return record.response !== null || record.started > claim.now - claim.leaseMs;
+  const { expired, leaseEnded } = takeoverBounds(claim);
+  if (record.started <= expired) return false;
+  return record.response !== null || record.started > leaseEnded;
 }
