@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { EventStore, processorChecks, ProcessorHost } from '@chronicle/event-store';
-import { checkHealth, HealthCheck, HealthReport, MetricsServer, OperatorResponse } from '@chronicle/metrics';
+import { checkHealth, HealthReport, MetricsServer, OperatorResponse } from '@chronicle/metrics';
 import { ReadStore } from '@chronicle/read-models';
 
 /**
@@ -20,20 +20,15 @@ export class ProjectorHealth implements OnModuleInit {
 
   onModuleInit(): void {
     this.server.route('/health/live', async () => answer(await checkHealth({})));
-    this.server.route('/health/ready', async () => {
-      const processors = await processorChecks(this.processors.registry, () =>
-        this.eventStore.headPosition(),
-      );
-      return answer(
+    this.server.route('/health/ready', async () =>
+      answer(
         await checkHealth({
           eventStore: () => this.eventStore.ping(),
           readStore: () => this.readStore.ping(),
-          ...Object.fromEntries(
-            Object.entries(processors).map(([key, result]): [string, HealthCheck] => [key, () => result]),
-          ),
+          ...processorChecks(this.processors.registry, () => this.eventStore.headPosition()),
         }),
-      );
-    });
+      ),
+    );
   }
 }
 

@@ -218,6 +218,11 @@ describe('ProcessorHost', () => {
 });
 
 describe('processorChecks', () => {
+  /** Every check run, as readiness runs them: together. */
+  const run = async (checks: ReturnType<typeof processorChecks>) =>
+    Object.fromEntries(
+      await Promise.all(Object.entries(checks).map(async ([key, check]) => [key, await check()])),
+    );
   const status = (handler: BackgroundHandler, fields: Partial<ProcessorStatus> = {}): ProcessorStatus => ({
     handler,
     place: 'api',
@@ -231,13 +236,15 @@ describe('processorChecks', () => {
   it('checks what requests read, up once caught up, else down saying how far it is, asking the head once', async () => {
     const head = jest.fn(() => Promise.resolve(position(42n)));
 
-    const checks = await processorChecks(
-      [
-        status('read-models', { readiness: 'readModels', isCaughtUp: false, position: position(7n) }),
-        status('saga:password', { place: 'saga-worker' }),
-        status('account-sessions', { readiness: 'sessions', isCaughtUp: false }),
-      ],
-      head,
+    const checks = await run(
+      processorChecks(
+        [
+          status('read-models', { readiness: 'readModels', isCaughtUp: false, position: position(7n) }),
+          status('saga:password', { place: 'saga-worker' }),
+          status('account-sessions', { readiness: 'sessions', isCaughtUp: false }),
+        ],
+        head,
+      ),
     );
 
     expect(checks).toEqual({
@@ -251,20 +258,24 @@ describe('processorChecks', () => {
     });
     expect(head).toHaveBeenCalledTimes(1);
     expect(
-      await processorChecks([status('account-sessions', { readiness: 'sessions', isCaughtUp: true })], head),
+      await run(
+        processorChecks([status('account-sessions', { readiness: 'sessions', isCaughtUp: true })], head),
+      ),
     ).toEqual({ sessions: { status: 'up' } });
   });
 
   it('reports a handler that stopped for good, by its check or its name; a head that fails reads as unknown', async () => {
     const failure = new Error('The checkpoint of saga:password lies beyond the end of the event log');
 
-    const checks = await processorChecks(
-      [
-        status('read-models', { readiness: 'readModels', isCaughtUp: false }),
-        status('saga:password', { failure }),
-        status('account-sessions', { readiness: 'sessions', failure: new Error('damaged') }),
-      ],
-      () => Promise.reject(new Error('unreachable')),
+    const checks = await run(
+      processorChecks(
+        [
+          status('read-models', { readiness: 'readModels', isCaughtUp: false }),
+          status('saga:password', { failure }),
+          status('account-sessions', { readiness: 'sessions', failure: new Error('damaged') }),
+        ],
+        () => Promise.reject(new Error('unreachable')),
+      ),
     );
 
     expect(checks).toEqual({

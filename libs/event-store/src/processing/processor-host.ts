@@ -183,32 +183,36 @@ export type ProcessorCheck =
   { status: 'up' } | { status: 'down'; message: string; position?: string | null; head?: string | null };
 
 /**
- * What readiness says of the handlers in `registry`: one whose work this process's requests read
- * is down until it has caught up, saying how far it is; one that stopped for good is down,
- * saying why; the others have no check.
+ * What readiness says of the handlers in `registry`, as one check each, to run beside the other
+ * checks (never after them: a store that hangs must not add its deadline twice). One whose work
+ * this process's requests read is down until it has caught up, saying how far it is; one that
+ * stopped for good is down, saying why; the others have no check.
  */
-export async function processorChecks(
+export function processorChecks(
   registry: readonly ProcessorStatus[],
   head: () => Promise<Position | null>,
-): Promise<Record<string, ProcessorCheck>> {
-  const checks: Record<string, ProcessorCheck> = {};
+): Record<string, () => Promise<ProcessorCheck>> {
+  const checks: Record<string, () => Promise<ProcessorCheck>> = {};
   let headAt: Promise<Position | null> | undefined;
   for (const status of registry) {
     const key = status.readiness ?? status.handler;
-    if (status.failure !== null) {
-      checks[key] = { status: 'down', message: `stopped: ${status.failure.message}` };
+    const { failure } = status;
+    if (failure !== null) {
+      checks[key] = () => Promise.resolve({ status: 'down', message: `stopped: ${failure.message}` });
     } else if (status.readiness === null) {
       continue;
     } else if (status.isCaughtUp === true) {
-      checks[key] = { status: 'up' };
+      checks[key] = () => Promise.resolve({ status: 'up' });
     } else {
-      headAt ??= head().catch(() => null);
-      const at = await headAt;
-      checks[key] = {
-        status: 'down',
-        message: 'catching up with the event history',
-        position: status.position === null ? null : formatPosition(status.position),
-        head: at === null ? null : formatPosition(at),
+      checks[key] = async () => {
+        headAt ??= head().catch(() => null);
+        const at = await headAt;
+        return {
+          status: 'down',
+          message: 'catching up with the event history',
+          position: status.position === null ? null : formatPosition(status.position),
+          head: at === null ? null : formatPosition(at),
+        };
       };
     }
   }
