@@ -42,8 +42,9 @@ module.exports = {
   // A little below the figures reached: raise them, never lower them. Lowered once, in session 5
   // (the sagas moved to a worker thread, the CLI's new commands run as child processes, where jest
   // does not count); raised in session 6 to just below what it reached (90.96, 83.42, 89.45, 92.46),
-  // and in session 9 (91.49, 84.74, 90.08, 92.85), and in session 10 (92.71, 86.91, 91.62, 94.05).
-  coverageThreshold: { global: { statements: 92.2, branches: 86.2, functions: 91, lines: 93.5 } },
+  // and in session 9 (91.49, 84.74, 90.08, 92.85), in session 10 (92.71, 86.91, 91.62, 94.05), and
+  // in session 11 (93.25, 87.76, 92.36, 94.51).
+  coverageThreshold: { global: { statements: 92.8, branches: 87.3, functions: 91.9, lines: 94 } },
   projects: [
     // The bench's own logic (its report writer, its CPU reading) is unit-tested like the code.
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench}/**/*.spec.ts'] },
