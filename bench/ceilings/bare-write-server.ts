@@ -1,14 +1,15 @@
 /**
  * The write ceiling: a bare Fastify route answering PATCH /users/{id} by appending the same
  * UserPatched event, with the same metadata, through the same embedded store (the same group
- * commit, WAL and synchronous=FULL), and answering the user as JSON with its ETag. No Nest, no
+ * commit, WAL and synchronous=FULL, personal values encrypted the same way), and answering the user as JSON with its ETag. No Nest, no
  * auth, no validation library, no command bus, no projection: what HTTP and the append alone cost.
  * Run as its own process by the write benchmark: DATA_DIR names its store (seeded with the same
  * users as the server's), PORT the port.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import { SqliteEventStore } from '@chronicle/event-store';
+import { parseConfig } from '@chronicle/config';
+import { EventStore, openEventStore } from '@chronicle/event-store';
 
 interface User {
   id: string;
@@ -19,7 +20,7 @@ interface User {
   revision: number;
 }
 
-async function loadUsers(store: SqliteEventStore): Promise<Map<string, User>> {
+async function loadUsers(store: EventStore): Promise<Map<string, User>> {
   const users = new Map<string, User>();
   for await (const event of store.readAll()) {
     if (event.type !== 'UserRegistered.v2') continue;
@@ -37,7 +38,7 @@ async function loadUsers(store: SqliteEventStore): Promise<Map<string, User>> {
 }
 
 async function main(): Promise<void> {
-  const store = SqliteEventStore.open(process.env.DATA_DIR ?? '');
+  const store = await openEventStore(parseConfig(process.env));
   const users = await loadUsers(store);
   const app = Fastify();
   app.addContentTypeParser(

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const { parseConfig } = (await import(
     join(DIST, 'libs/config/src/index.js')
   )) as typeof import('@chronicle/config');
-  const { EventStore, SqliteEventStore, UpcastingEventStore } = (await import(
+  const { EventStore, PersonalDataEventStore, SqliteEventStore, UpcastingEventStore } = (await import(
     join(DIST, 'libs/event-store/src/index.js')
   )) as typeof import('@chronicle/event-store');
   const { ReadStore } = (await import(
@@ -43,6 +43,7 @@ async function main(): Promise<void> {
 
   let store = app.get(EventStore);
   if (store instanceof UpcastingEventStore) store = store.inner;
+  if (store instanceof PersonalDataEventStore) store = store.inner;
   if (!(store instanceof SqliteEventStore)) throw new Error('The harness needs the embedded event store');
   const eventStore = store;
 
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
     if (!observing) return applied;
     const now = performance.now();
     for (const change of changes) {
-      const modifiedon = change.collection === 'users' ? change.set.modifiedon : undefined;
+      const modifiedon = change.collection === 'users' ? change.set?.modifiedon : undefined;
       if (modifiedon === undefined) continue;
       const key = `${change.id}|${modifiedon}`;
       visible.set(key, now);

@@ -81,6 +81,25 @@ function contract(name: string, setUp: () => Promise<Backing>) {
       expect(new Set(keys.map((key) => key.toString('hex'))).size).toBe(1);
     });
 
+    it('makes many keys in one call, beside keys made before and erasures, the same on every instance', async () => {
+      const adaKey = await store.create(ada);
+      await store.destroy(erasureOf(bob));
+      const many = Array.from({ length: 50 }, (_, i): DataSubject => ({ kind: 'customer', id: `${i + 1}` }));
+      const [held, racing] = await Promise.all([
+        store.createMany([ada, bob, ...many]),
+        other.createMany([...many].reverse()),
+      ]);
+      expect(held.get(subjectName(ada))).toEqual({ state: 'active', key: adaKey });
+      expect(held.get(subjectName(bob))).toEqual({ state: 'erased', erasure: erasureOf(bob) });
+      for (const subject of many) {
+        const name = subjectName(subject);
+        expect(held.get(name)).toEqual({ state: 'active', key: expect.any(Buffer) });
+        expect(racing.get(name)).toEqual(held.get(name));
+        expect(await other.get(subject)).toEqual(held.get(name));
+      }
+      expect((await store.createMany([])).size).toBe(0);
+    });
+
     it('keeps subjects apart, a user and a customer of the same id too', async () => {
       const keys = [await store.create(ada), await store.create(user1), await store.create(customer1)];
       expect(new Set(keys.map((key) => key.toString('hex'))).size).toBe(3);
@@ -419,6 +438,10 @@ describe('MongoDB data key store, its concerns', () => {
       failing = (db, command) =>
         db === 'outage' && 'insert' in command && command.documents?.[0]?._id !== '#secret-check';
       await expect(store.create(ada)).rejects.not.toBeInstanceOf(SubjectErasedError);
+      await expect(store.createMany([ada, bob])).rejects.toThrow();
+      failing = () => false;
+      expect(await store.get(ada)).toBeNull();
+      failing = (db, command) => db === 'outage' && 'insert' in command;
       failing = (db, command) => db === 'outage' && 'update' in command;
       await expect(store.destroy(erasureOf(bob))).rejects.toThrow();
       failing = () => false;

@@ -154,6 +154,39 @@ export function describeReadStoreContract(
       });
     });
 
+    describe('removal (an erased subject)', () => {
+      const removal = (collection: 'customers' | 'users', id: number | string, at: number) =>
+        ({ collection, id, position: position(at), remove: true }) as DocumentChange;
+
+      it('deletes a customer and a user: gone from reads, lists and totals', async () => {
+        await seedCustomers([1, 2, 3]);
+        const bob: UserDocument = { ...ada, id: 'u-bob', createdon: '2026-11-22T09:16:00.000Z' };
+        await store.applyBatch([user(ada.id, 4, ada), user(bob.id, 5, bob)], checkpoint(5));
+        await store.applyBatch([removal('customers', 2, 6), removal('users', ada.id, 7)], checkpoint(7));
+
+        expect(await listIds(all)).toEqual({ ids: [1, 3], total: 2 });
+        expect(await listIds({ gt: 1, offset: 0, limit: 10 })).toEqual({ ids: [3], total: 1 });
+        expect(await store.getUser(ada.id)).toBeNull();
+        expect(await store.listUsers(all)).toEqual({ items: [bob], total: 1 });
+      });
+
+      it('ignores a removal older than the document, and drops what its batch set before it', async () => {
+        await store.applyBatch([customer(1, 5, fullCustomer(1))], checkpoint(5));
+        await store.applyBatch([removal('customers', 1, 4)], checkpoint(6));
+        expect(await listIds(all)).toEqual({ ids: [1], total: 1 });
+
+        await store.applyBatch(
+          [user(ada.id, 7, ada), user(ada.id, 8, { name: 'Ada L.' }), removal('users', ada.id, 9)],
+          checkpoint(9),
+        );
+        expect(await store.getUser(ada.id)).toBeNull();
+        // A replay of what preceded the removal makes no document the removal left behind.
+        await store.applyBatch([removal('customers', 1, 10), removal('customers', 1, 10)], checkpoint(10));
+        await store.applyBatch([removal('users', 'u-never', 11)], checkpoint(11));
+        expect(await listIds(all)).toEqual({ ids: [], total: 0 });
+      });
+    });
+
     describe('position guard', () => {
       it('ignores a change at an older position than the document carries', async () => {
         await store.applyBatch([user(ada.id, 5, ada), customer(1, 6, fullCustomer(1))], checkpoint(6));

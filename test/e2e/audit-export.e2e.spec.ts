@@ -65,7 +65,7 @@ describe('audit exports', () => {
     expect(lines.at(-1)).toBe('');
     expect(lines[0]).toBe(
       'id,position,stream,revision,type,occurredAt,recordedAt,actor,correlationId,causationId,clientRequestId,' +
-        'authMethod,authTokenId,data,hash',
+        'authMethod,authTokenId,data,hash,erased',
     );
     expect(lines).toHaveLength(4);
     expect(lines[2]).toContain(`,'-2-3,basic,,`);

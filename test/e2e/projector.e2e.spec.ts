@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { Document } from 'bson';
 import { Db, MongoClient } from 'mongodb';
@@ -43,6 +43,8 @@ jest.setTimeout(150_000);
 
 // Long enough that a renewal outlasts the MongoDB double's slowest bulk write under load.
 const LEASE_TTL_SECONDS = 3;
+/** The deployment's: the test's own store and the projectors read one key store. */
+const DATA_KEY_SECRET = randomBytes(32).toString('hex');
 const SILENT = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 describeOnDoubles('the projector process', () => {
@@ -69,8 +71,8 @@ describeOnDoubles('the projector process', () => {
   beforeEach(async () => {
     esdb = await startEsdbDouble();
     dataDir = newDataDir();
-    store = await openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
     database = `projector_${randomUUID().replaceAll('-', '')}`;
+    store = await openTestStore();
     projectors = [];
   });
 
@@ -88,11 +90,23 @@ describeOnDoubles('the projector process', () => {
     return uri.toString();
   };
 
+  /** The deployment's event store, its data keys where the projector finds them. */
+  const openTestStore = () =>
+    openEventStore(
+      parseConfig({
+        DATA_DIR: dataDir,
+        EVENTSTORE_URL: esdb.connectionString,
+        MONGODB_URI: mongoUri(),
+        DATA_KEY_SECRET,
+      }),
+    );
+
   const projector = () => {
     const started = startProjector({
       DATA_DIR: dataDir,
       EVENTSTORE_URL: esdb.connectionString,
       MONGODB_URI: mongoUri(),
+      DATA_KEY_SECRET,
       PROJECTOR_LEASE_TTL: String(LEASE_TTL_SECONDS),
     });
     projectors.push(started);
@@ -195,7 +209,7 @@ describeOnDoubles('the projector process', () => {
     await store.close();
     await esdb.stop();
     esdb = await startEsdbDouble();
-    store = await openEventStore(parseConfig({ DATA_DIR: dataDir, EVENTSTORE_URL: esdb.connectionString }));
+    store = await openTestStore();
     await writeHistory(store, { customers: 2, users: 0, patchesPerUser: 0 });
 
     const stalled = projector();
@@ -232,6 +246,7 @@ describeOnDoubles('the projector process', () => {
       DATA_DIR: dataDir,
       EVENTSTORE_URL: esdb.connectionString,
       MONGODB_URI: mongoUri(),
+      DATA_KEY_SECRET,
       PROJECTOR_LEASE_TTL: String(LEASE_TTL_SECONDS),
       METRICS_PORT: String(metricsPort),
     });

@@ -28,7 +28,11 @@ describe('store outages', () => {
     proxy = await startTcpProxy(esdb.port);
     const uri = new URL(mongo.uri);
     uri.pathname = '/outages';
-    env = { EVENTSTORE_URL: `esdb://127.0.0.1:${proxy.port}?tls=false`, MONGODB_URI: uri.toString() };
+    env = {
+      EVENTSTORE_URL: `esdb://127.0.0.1:${proxy.port}?tls=false`,
+      MONGODB_URI: uri.toString(),
+      DATA_KEY_SECRET: 'the data key secret of the outage tests, 32+ chars',
+    };
   });
 
   afterAll(async () => {

@@ -14,6 +14,8 @@ import { ListCustomersHandler } from './customers/list-customers/list-customers.
 import { CustomerNumberAllocator } from './customers/customer-number-allocator';
 import { RegisterCustomerHandler } from './customers/register-customer/register-customer.handler';
 import { SeedCustomersHandler } from './customers/seed-customers/seed-customers.handler';
+import { EraseSubjectHandler } from './personal-data/erase-subject/erase-subject.handler';
+import { ErasureCompletion } from './personal-data/complete-erasure/erasure-completion';
 import { CommandCoreModule } from './shared/command-core.module';
 import { SecurityEvents } from './security/security-events';
 import { GetUserHandler } from './users/get-user/get-user.handler';
@@ -43,6 +45,8 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     GetCustomerHandler,
     SeedCustomersHandler,
     PatchUserHandler,
+    ErasureCompletion,
+    EraseSubjectHandler,
     SecurityEvents,
   ],
   exports: [CommandCoreModule, AttemptLimits, SecurityEvents],

@@ -42,3 +42,4 @@ export * from './projections/get-projection-status/get-projection-status.query';
 export * from './projections/get-projection-status/get-projection-status.handler';
 export * from './sagas/parked-messages';
 export * from './audit/audit-csv';
+export * from './personal-data/erase-subject/erase-subject.command';

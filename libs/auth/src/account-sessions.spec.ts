@@ -140,7 +140,13 @@ describe('AccountSessions', () => {
       [
         {
           after: undefined,
-          eventTypes: ['AccountOpened.v1', 'PasswordReset.v1', 'PasswordChanged.v1', 'SessionEnded.v1'],
+          eventTypes: [
+            'AccountOpened.v1',
+            'AccountClosed.v1',
+            'PasswordReset.v1',
+            'PasswordChanged.v1',
+            'SessionEnded.v1',
+          ],
         },
       ],
     ]);

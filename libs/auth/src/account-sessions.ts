@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AccessTokenClaims, AccountDirectory, Clock, Principal } from '@chronicle/application';
 import {
   Account,
+  AccountClosed,
   AccountOpened,
   ChronicleEventType,
   credentialsVersionAfter,
@@ -54,6 +55,7 @@ const IDLE_COMMIT_MS = 1_000;
 /** The events apply() reads: the subscription skips every other. */
 const SESSION_EVENT_TYPES = [
   'AccountOpened.v1',
+  'AccountClosed.v1',
   'PasswordReset.v1',
   'PasswordChanged.v1',
   'SessionEnded.v1',
@@ -243,6 +245,14 @@ export class AccountSessions implements HostedProcessor {
       case 'SessionEnded.v1': {
         const data = event.data as SessionEnded['data'];
         this.sessionEnded(data.accountId, data.sessionId, Date.parse(data.expiresAt));
+        break;
+      }
+      case 'AccountClosed.v1': {
+        // Its person was erased: no token of it works, no cached password either. The next
+        // request finds no account (loadAccount), and the entry stored is dropped at the commit.
+        const { accountId } = event.data as AccountClosed['data'];
+        this.verifiedCredentials.forgetAccount(accountId);
+        this.accounts.delete(accountId);
         break;
       }
     }

@@ -105,6 +105,12 @@ export async function writeFileDurably(
   return true;
 }
 
+/** Deletes `file` (absent: nothing to do), durably: the directory's entry is gone from disk too. */
+export async function removeFileDurably(file: string): Promise<void> {
+  await rm(file, { force: true });
+  await syncDirectory(dirname(file));
+}
+
 async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {

@@ -8,6 +8,9 @@ import { CustomerEvent, CustomerNumberAssigned } from './customer/customer.event
 import { SecurityEvent } from './security/security.events';
 import { SessionEvent } from './session/session.events';
 import { UserEvent } from './user/user.events';
+import { CUSTOMER_FIELDS } from './customer/customer.fields';
+import { personalFieldsOf } from './shared/fields';
+import { USER_FIELDS } from './user/user.fields';
 
 export type ChronicleEvent =
   | UserEvent
@@ -21,25 +24,63 @@ export type ChronicleEvent =
   | SecurityEvent;
 export type ChronicleEventType = ChronicleEvent['type'];
 
+/** Whose personal data a value is (API.md "Personal data"): a person (named by the user id) or a customer. */
+export interface PersonalSubject {
+  readonly kind: 'user' | 'customer';
+  readonly id: string;
+}
+
+/** Where an event type keeps personal values, and whose they are: stored encrypted under the subject's key. */
+export interface PersonalData {
+  subject(data: Readonly<Record<string, unknown>>): PersonalSubject;
+  /** The data members holding personal values (within the object member `within`, when given). */
+  fields: readonly string[];
+  within?: string;
+}
+
 export interface EventSchema {
   /** Data members that hold secrets (hashes): redacted wherever events are shown. */
   secretFields: readonly string[];
+  personal?: PersonalData;
 }
+
+const ofUser = (data: Readonly<Record<string, unknown>>): PersonalSubject => ({
+  kind: 'user',
+  id: String(data.userId),
+});
+const ofCustomer = (data: Readonly<Record<string, unknown>>): PersonalSubject => ({
+  kind: 'customer',
+  id: String(data.customerId),
+});
+const USER_PERSONAL_FIELDS = personalFieldsOf(USER_FIELDS);
+const CUSTOMER_PERSONAL_FIELDS = personalFieldsOf(CUSTOMER_FIELDS);
 
 /** Every event type the service writes; a new type must declare its secret fields here. */
 export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
-  'UserRegistered.v2': { secretFields: [] },
-  'UserPatched.v1': { secretFields: [] },
-  'CustomerRegistered.v1': { secretFields: [] },
-  'CustomerChanged.v1': { secretFields: [] },
+  'UserRegistered.v2': { secretFields: [], personal: { subject: ofUser, fields: USER_PERSONAL_FIELDS } },
+  'UserPatched.v1': {
+    secretFields: [],
+    personal: { subject: ofUser, fields: USER_PERSONAL_FIELDS, within: 'changes' },
+  },
+  'CustomerRegistered.v1': {
+    secretFields: [],
+    personal: { subject: ofCustomer, fields: CUSTOMER_PERSONAL_FIELDS },
+  },
+  'CustomerChanged.v1': {
+    secretFields: [],
+    personal: { subject: ofCustomer, fields: CUSTOMER_PERSONAL_FIELDS, within: 'changes' },
+  },
   'CustomerNumberAssigned.v1': { secretFields: [] },
-  'AccountOpened.v1': { secretFields: ['passwordHash'] },
+  // The account's address is its person's: the subject is the account's user.
+  'AccountOpened.v1': { secretFields: ['passwordHash'], personal: { subject: ofUser, fields: ['email'] } },
   'AccountInvited.v1': { secretFields: [] },
   'AccessTokenIssued.v1': { secretFields: [] },
   'AccessTokenRevoked.v1': { secretFields: [] },
   'EmailReserved.v1': { secretFields: [] },
   'PasswordResetRequested.v2': { secretFields: [] },
   'ReservationsKeyed.v1': { secretFields: [] },
+  'SubjectErased.v1': { secretFields: [] },
+  'AccountClosed.v1': { secretFields: [] },
   'ResetTokenIssued.v1': { secretFields: ['tokenHash'] },
   'PasswordResetEmailSent.v1': { secretFields: [] },
   'PasswordReset.v1': { secretFields: ['passwordHash'] },
@@ -95,7 +136,7 @@ export function unknownEventTypeReason(type: string): string | null {
  * the audit's raw view shows them as stored, so they declare their secret fields too.
  */
 export const LEGACY_EVENT_SCHEMAS: Readonly<Record<string, EventSchema>> = {
-  'UserRegistered.v1': { secretFields: [] },
+  'UserRegistered.v1': { secretFields: [], personal: { subject: ofUser, fields: USER_PERSONAL_FIELDS } },
   // Its plain hash also names its stream (`resetrequest-<emailHash>`), shown in every record:
   // redacting it in the data would hide nothing. Only a rewrite of the history removes it.
   'PasswordResetRequested.v1': { secretFields: [] },

@@ -1,4 +1,5 @@
 export * from './shared/decider';
+export * from './erasure/subject-erased';
 export * from './shared/domain-error';
 export * from './shared/event';
 export * from './shared/values';

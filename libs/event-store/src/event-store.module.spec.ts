@@ -13,6 +13,7 @@ import { EventStore, type EventStoreObserver } from './event-store.port';
 import { newEvent } from './new-event.spec-helper';
 import { position } from './position';
 import { CheckpointStore } from './processing';
+import { PersonalDataEventStore } from './personal-data';
 import { MongoCheckpointStore } from './processing/mongo';
 import { UpcastingEventStore } from './upcasting';
 
@@ -55,7 +56,7 @@ describe('EventStoreModule', () => {
     const store = app.get(EventStore);
     const checkpoints = app.get(CheckpointStore);
     expect(store).toBeInstanceOf(UpcastingEventStore);
-    expect((store as UpcastingEventStore).inner).toBeInstanceOf(SqliteEventStore);
+    expect(adapterOf(store)).toBeInstanceOf(SqliteEventStore);
     expect(checkpoints).toBeInstanceOf(SqliteCheckpointStore);
     expect(app.get(StoreUser)).toEqual({ store, checkpoints });
 
@@ -66,7 +67,10 @@ describe('EventStoreModule', () => {
       .append('old-1', [newEvent(upcaster.from, { email: 'a@example.com' })], 'no_stream');
     expect((await store.readStream('old-1')).map((event) => event.type)).toEqual([upcaster.to]);
     await checkpoints.store('tested', position(1));
-    expect(readdirSync(dataDir).filter((file) => file.endsWith('.db'))).toEqual(['events.db']);
+    expect(readdirSync(dataDir).filter((file) => file.endsWith('.db'))).toEqual([
+      'data-keys.db',
+      'events.db',
+    ]);
 
     await app.close();
 
@@ -106,7 +110,7 @@ describe('openEventStore and openCheckpointStore', () => {
     const checkpoints = await openCheckpointStore(config);
 
     expect(store).toBeInstanceOf(UpcastingEventStore);
-    expect((store as UpcastingEventStore).inner).toBeInstanceOf(EsdbEventStore);
+    expect(adapterOf(store)).toBeInstanceOf(EsdbEventStore);
     expect(checkpoints).toBeInstanceOf(SqliteCheckpointStore);
     await checkpoints.store('tested', position(7));
     await expect(checkpoints.load('tested')).resolves.toEqual(position(7));
@@ -186,3 +190,10 @@ describe('openEventStore and openCheckpointStore', () => {
     }
   });
 });
+
+/** The adapter under the upcasting and the personal data's encryption. */
+function adapterOf(store: EventStore): EventStore {
+  const encrypting = (store as UpcastingEventStore).inner;
+  expect(encrypting).toBeInstanceOf(PersonalDataEventStore);
+  return (encrypting as PersonalDataEventStore).inner;
+}

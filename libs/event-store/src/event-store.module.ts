@@ -9,12 +9,13 @@ import {
 } from '@nestjs/common';
 import { ChronicleConfig, ConfigError } from '@chronicle/config';
 import { ChronicleMetrics } from '@chronicle/metrics';
-import { EVENT_UPCASTERS } from '@chronicle/domain';
+import { EVENT_UPCASTERS, eventSchemaOf } from '@chronicle/domain';
 import { join } from 'node:path';
 import { EVENTS_FILE, SqliteCheckpointStore, SqliteEventStore } from './embedded';
 import { EventStore, EventStoreObserver } from './event-store.port';
 import { formatPosition } from './position';
 import { CheckpointStore, databaseFromUri } from './processing';
+import { DataKeyRing, openDataKeyStore, PersonalDataEventStore } from './personal-data';
 import { UpcasterRegistry, UpcastingEventStore } from './upcasting';
 
 /** Closes the stores last, after the processors that use them have stopped. */
@@ -43,10 +44,19 @@ export class EventStoreModule {
       module: EventStoreModule,
       providers: [
         {
+          provide: DataKeyRing,
+          useFactory: async (config: ChronicleConfig): Promise<DataKeyRing> =>
+            new DataKeyRing(await openDataKeyStore(config)),
+          inject: [ChronicleConfig],
+        },
+        {
           provide: EventStore,
-          useFactory: (config: ChronicleConfig, metrics?: ChronicleMetrics): Promise<EventStore> =>
-            openEventStore(config, metrics?.eventStore ?? null),
-          inject: [ChronicleConfig, { token: ChronicleMetrics, optional: true }],
+          useFactory: (
+            config: ChronicleConfig,
+            keys: DataKeyRing,
+            metrics?: ChronicleMetrics,
+          ): Promise<EventStore> => openEventStore(config, metrics?.eventStore ?? null, keys),
+          inject: [ChronicleConfig, DataKeyRing, { token: ChronicleMetrics, optional: true }],
         },
         {
           provide: CheckpointStore,
@@ -56,18 +66,27 @@ export class EventStoreModule {
         },
         EventStoreCloser,
       ],
-      exports: [EventStore, CheckpointStore],
+      exports: [EventStore, CheckpointStore, DataKeyRing],
     };
   }
 }
 
-/** The configured adapter, its reads upcast to the newest event versions, its appends told to `observer`. */
+/**
+ * The configured adapter, with personal values encrypted in what it stores and decrypted in what
+ * it reads, its reads upcast to the newest event versions, its appends told to `observer`.
+ */
 export async function openEventStore(
   config: ChronicleConfig,
   observer: EventStoreObserver | null = null,
+  keys?: DataKeyRing,
 ): Promise<EventStore> {
+  keys ??= new DataKeyRing(await openDataKeyStore(config));
   return new UpcastingEventStore(
-    await openAdapter(config, observer ?? undefined),
+    new PersonalDataEventStore(
+      await openAdapter(config, observer ?? undefined),
+      keys,
+      (type) => eventSchemaOf(type)?.personal,
+    ),
     new UpcasterRegistry(EVENT_UPCASTERS),
     observer,
   );

@@ -27,6 +27,11 @@ export interface EventMetadata {
   /** With tracing on: the OpenTelemetry trace, and the span within it, that wrote the event. */
   traceId?: string;
   spanId?: string;
+  /**
+   * `encrypted`: the personal values in the data are stored encrypted under their subject's key
+   * (personal-data/); set by the store on append. Absent: written before they were.
+   */
+  personalData?: 'encrypted';
 }
 
 export type EventData = Record<string, unknown>;
@@ -59,6 +64,8 @@ export interface RecordedEvent<D extends EventData = EventData> extends NewEvent
   recordedAt: string;
   /** SHA-256 (hex) chaining the event to its predecessor (integrity/history-chain.ts). */
   hash: string;
+  /** Its subject was erased: every personal value in `data` reads as null. */
+  erased?: true;
 }
 
 /**

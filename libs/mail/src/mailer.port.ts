@@ -32,6 +32,14 @@ export abstract class Mailer {
     return this;
   }
 
+  /**
+   * Deletes every message to `address` that the service itself keeps (a person's erasure), and
+   * answers how many. An adapter that hands mail on and keeps no copy (SMTP) keeps none.
+   */
+  forget(_address: string): Promise<number> {
+    return Promise.resolve(0);
+  }
+
   async send(message: MailMessage): Promise<void> {
     try {
       await this.deliver(message);

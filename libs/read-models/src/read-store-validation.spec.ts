@@ -104,7 +104,7 @@ describe('validateChanges', () => {
     ['a customer field on a user', user({ email: 'e@x' })],
     ['a field of neither', user({ role: 'admin' })],
   ])('refuses %s', (_, change) => {
-    const field = Object.keys(change.set)[0];
+    const field = Object.keys(change.set!)[0];
     refuses(() => validateChanges([change]), RangeError, `Unknown field ${field}`);
   });
 

@@ -33,6 +33,7 @@ export function validateChanges(changes: DocumentChange[]): void {
     } else {
       throw new TypeError(`Unknown collection ${String((change as { collection: unknown }).collection)}`);
     }
+    if (change.remove) continue;
     const types = FIELD_TYPES[change.collection];
     const set: Record<string, unknown> = change.set;
     for (const field in set) {

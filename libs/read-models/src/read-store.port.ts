@@ -32,16 +32,16 @@ export interface Collections {
 export type CollectionName = keyof Collections;
 
 /**
- * Sets `fields` on the document `id` (creating it when absent), unless the document already
- * carries a position at or after `position`: so a replayed event never applies twice.
+ * Sets `set` on the document `id` (creating it when absent), or with `remove` deletes it (its
+ * subject was erased), unless the document already carries a position at or after `position`: so
+ * a replayed event never applies twice.
  */
 export type DocumentChange = {
   [C in CollectionName]: {
     collection: C;
     id: Collections[C]['id'];
     position: Position;
-    set: Partial<Collections[C]['doc']>;
-  };
+  } & ({ set: Partial<Collections[C]['doc']>; remove?: never } | { remove: true; set?: never });
 }[CollectionName];
 
 export interface Checkpoint {

@@ -22,6 +22,7 @@ export async function startSharedDoubles(dataDir: string, database: string) {
     EVENTSTORE_URL: esdb.connectionString,
     MONGODB_URI: mongoUri.toString(),
     TOKEN_SECRET: randomBytes(32).toString('hex'),
+    DATA_KEY_SECRET: randomBytes(32).toString('hex'),
   };
   const stop = async () => {
     unregister();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { EventStore, SqliteEventStore } from '@chronicle/event-store';
@@ -71,7 +72,12 @@ async function openStores(dataDir: string): Promise<DataDirStores> {
   return {
     esdb,
     database,
-    env: { EVENTSTORE_URL: esdb.connectionString, MONGODB_URI: uri.toString() },
+    // One data key secret per deployment, as every instance of one must share it.
+    env: {
+      EVENTSTORE_URL: esdb.connectionString,
+      MONGODB_URI: uri.toString(),
+      DATA_KEY_SECRET: randomBytes(32).toString('hex'),
+    },
   };
 }
 

@@ -163,6 +163,15 @@ export class AuditRecordDto {
 
   @ApiProperty({
     required: false,
+    enum: [true],
+    description:
+      "Only when the event's subject was erased (DELETE /users/{id}, /customers/{id}): its personal values " +
+      'in `data` are null. The chain still verifies: it covers what is stored, the ciphertext.',
+  })
+  erased?: true;
+
+  @ApiProperty({
+    required: false,
     oneOf: [{ type: 'string' }, { type: 'null' }],
     description:
       'Only with withChain=true: the text whose SHA-256 (hex, of its UTF-8 bytes) is `hash`, as the event and ' +

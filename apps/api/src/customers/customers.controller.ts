@@ -1,10 +1,23 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  Query,
+  Res,
+} from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import {
   ApiBody,
   ApiConsumes,
   ApiCreatedResponse,
   ApiHeader,
+  ApiNoContentResponse,
   ApiNotModifiedResponse,
   ApiOkResponse,
   ApiOperation,
@@ -18,13 +31,14 @@ import {
   CommandContext,
   ConcurrencyConflictError,
   CustomerResult,
+  EraseSubjectCommand,
   GetCustomerQuery,
   ListCustomersQuery,
   PreconditionFailedError,
   RegisterCustomerCommand,
 } from '@chronicle/application';
 import { Allow } from '@chronicle/auth';
-import { customerRepresentation, NotFoundError } from '@chronicle/domain';
+import { customerRepresentation, ErasedError, NotFoundError } from '@chronicle/domain';
 import { Consumes, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import {
   etagHeader,
@@ -57,6 +71,10 @@ const CUSTOMER_ID = {
   schema: { type: 'integer', minimum: 1, maximum: 10 ** 15 - 1 },
 };
 const UNKNOWN_CUSTOMER = refusal(new NotFoundError('Customer'), 'no customer has this number.');
+const ERASED_CUSTOMER = refusal(
+  new ErasedError('Customer', '2026-11-27T00:00:00.000Z'),
+  'the customer was erased (DELETE /customers/{id}); nothing about it is kept readable.',
+);
 
 @ApiTags('customers')
 @ApiCredentials()
@@ -136,7 +154,7 @@ export class CustomersController {
     description: 'If-None-Match names the current version.',
     headers: { ETag: ETAG_HEADER },
   })
-  @ApiProblems(400, 401, 403, UNKNOWN_CUSTOMER)
+  @ApiProblems(400, 401, 403, UNKNOWN_CUSTOMER, ERASED_CUSTOMER)
   async get(
     @Param('id') id: string,
     // No parameters but the credential: an unknown one is a 400, as on every route that reads.
@@ -151,6 +169,28 @@ export class CustomersController {
       return;
     }
     await reply.send(sendRecord(reply, result));
+  }
+
+  @Delete(':id')
+  @Allow()
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Erase a customer: every personal value held about them (admin)',
+    description:
+      "The customer's data key is destroyed: their name and address can no longer be read anywhere the service " +
+      'keeps data, and they leave the list and its count. The history keeps its events (the chain still ' +
+      'verifies), with the personal values null. Erasing again changes nothing. ' +
+      '`npm run cli -- erase --customer ID` does the same.',
+  })
+  @ApiParam(CUSTOMER_ID)
+  @ApiNoContentResponse({ description: 'Erased (or erased before).' })
+  @ApiProblems(400, 401, 403, UNKNOWN_CUSTOMER)
+  async erase(
+    @Param('id') id: string,
+    @Query() _query: AuthenticatedQueryDto,
+    @WriteContext() context: CommandContext,
+  ): Promise<void> {
+    await this.commands.execute(new EraseSubjectCommand('customer', String(customerIdOf(id)), context));
   }
 
   @Patch(':id')
@@ -178,6 +218,7 @@ export class CustomersController {
     415,
     422,
     UNKNOWN_CUSTOMER,
+    ERASED_CUSTOMER,
     refusal(
       new PreconditionFailedError(1),
       "If-Match names a version other than the customer's current one.",

@@ -69,6 +69,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   404: 'No such resource.',
   406: 'None of the media types in Accept is offered; the problem lists the supported ones.',
   409: 'The request conflicts with the current state or with another request.',
+  410: 'The subject was erased (its personal data destroyed): gone for good.',
   412: "If-Match does not name the resource's current version; nothing changed.",
   413: 'The body is larger than 64 KiB.',
   415: 'The body is of a media type this operation does not take.',

@@ -12,6 +12,7 @@ import {
 import {
   AlreadyExistsError,
   CredentialsRevokedError,
+  ErasedError,
   FieldError,
   InvalidResetTokenError,
   NotFoundError,
@@ -21,7 +22,7 @@ import {
   ValidationError,
   WrongPasswordError,
 } from '@chronicle/domain';
-import { isStoreUnavailable } from '@chronicle/event-store';
+import { isStoreUnavailable, SubjectErasedError } from '@chronicle/event-store';
 import { securityObservationOf } from '@chronicle/auth';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -49,6 +50,7 @@ const DEFAULT_TYPES: Record<number, string> = {
   405: 'method-not-allowed',
   406: 'not-acceptable',
   409: 'conflict',
+  410: 'erased',
   412: 'precondition-failed',
   413: 'payload-too-large',
   415: 'unsupported-media-type',
@@ -165,6 +167,10 @@ function problemOf(error: unknown, request: { method: string }): RenderedProblem
     };
   }
   if (error instanceof NotFoundError) return { problem: problem(404, { detail: error.message }), headers };
+  // Gone for good, by an erasure: its store refuses to write about it too.
+  if (error instanceof ErasedError || error instanceof SubjectErasedError) {
+    return { problem: problem(410, { type: 'erased', detail: error.message }), headers };
+  }
   if (error instanceof ForbiddenError) return { problem: problem(403, { detail: error.message }), headers };
   if (error instanceof PreconditionFailedError)
     return { problem: problem(412, { detail: error.message }), headers };

@@ -1,10 +1,23 @@
-import { Body, Controller, Get, Headers, Param, Patch, Query, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Patch,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import {
   ApiBody,
   ApiConsumes,
   ApiExtraModels,
   ApiHeader,
+  ApiNoContentResponse,
   ApiNotModifiedResponse,
   ApiOkResponse,
   ApiOperation,
@@ -17,6 +30,7 @@ import {
   AsOf,
   CommandContext,
   ConcurrencyConflictError,
+  EraseSubjectCommand,
   GetUserQuery,
   ListUsersQuery,
   parseAsOf,
@@ -27,11 +41,18 @@ import {
   SecurityEvents,
 } from '@chronicle/application';
 import { Allow, CurrentPrincipal, securityObservationOf } from '@chronicle/auth';
-import { NotFoundError, userRepresentation } from '@chronicle/domain';
+import { ErasedError, NotFoundError, userRepresentation } from '@chronicle/domain';
 import { Consumes, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import { ApiCredentials, ApiProblems, ApiQueryFrom, refusal } from '../http/openapi';
 import { WriteContext } from '../http/write-context.decorator';
-import { pageHeaders, pageOf, PageQueryDto, pageQueryDescriptions, setPageHeaders } from '../http/paging';
+import {
+  AuthenticatedQueryDto,
+  pageHeaders,
+  pageOf,
+  PageQueryDto,
+  pageQueryDescriptions,
+  setPageHeaders,
+} from '../http/paging';
 import {
   AS_OF_MESSAGE,
   GetUserQueryDto,
@@ -65,6 +86,12 @@ const VARY_HEADER = { description: 'Accept', schema: { type: 'string' } };
 const UNKNOWN_USER = refusal(
   new NotFoundError('User'),
   'no user has this id (with asOf: the user did not exist then).',
+);
+
+/** A user erased before: every read or change of it answers 410. */
+export const ERASED_USER = refusal(
+  new ErasedError('User', '2026-11-27T00:00:00.000Z'),
+  'the user was erased (DELETE /users/{userId}); nothing about it is kept readable.',
 );
 
 /** A user's path: its id. */
@@ -123,7 +150,7 @@ export class UsersController {
     headers: { ETag: ETAG_HEADER, Vary: VARY_HEADER },
   })
   @ApiUserId()
-  @ApiProblems(400, 401, 403, 406, UNKNOWN_USER, INVALID_POSITION)
+  @ApiProblems(400, 401, 403, 406, UNKNOWN_USER, ERASED_USER, INVALID_POSITION)
   async get(
     @Param('userId') userId: string,
     @Query() query: GetUserQueryDto,
@@ -147,6 +174,28 @@ export class UsersController {
     await reply
       .header('content-type', mediaTypeOf(representation))
       .send(representationBody(representation, user));
+  }
+
+  @Delete(':userId')
+  @Allow()
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Erase a person: the user with its account, and every personal value held about them (admin)',
+    description:
+      "The person's data key is destroyed: their name, age and address can no longer be read anywhere the " +
+      'service keeps data, their tokens stop working on every instance within a second, and their address may ' +
+      'be taken by a new account. The history keeps its events (the chain still verifies), with the personal ' +
+      'values null. Erasing again changes nothing. `npm run cli -- erase --user ID` does the same.',
+  })
+  @ApiUserId()
+  @ApiNoContentResponse({ description: 'Erased (or erased before).' })
+  @ApiProblems(400, 401, 403, UNKNOWN_USER)
+  async erase(
+    @Param('userId') userId: string,
+    @Query() _query: AuthenticatedQueryDto,
+    @WriteContext() context: CommandContext,
+  ): Promise<void> {
+    await this.commands.execute(new EraseSubjectCommand('user', userId, context));
   }
 
   @Patch(':userId')
@@ -185,6 +234,7 @@ export class UsersController {
     415,
     422,
     UNKNOWN_USER,
+    ERASED_USER,
     refusal(new PreconditionFailedError(1), "If-Match names a version other than the user's current one."),
     refusal(new ConcurrencyConflictError('user'), 'the user kept changing under concurrent writes.'),
   )

@@ -120,6 +120,8 @@ export class AccountDirectory {
     const tally = { accounts: 0, written: 0, conflicts: 0 };
     for await (const opened of this.store.readAll({ eventTypes: ['AccountOpened.v1'] })) {
       const { accountId, email } = opened.data as AccountOpened['data'];
+      // An erased person's address is gone, and so is its claim on it.
+      if (opened.erased) continue;
       tally.accounts += 1;
       const claim = await this.claimRetrying(emailStreamNameFor(this.addressHash(email)), accountId, context);
       if (claim === 'written') tally.written += 1;

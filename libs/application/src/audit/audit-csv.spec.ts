@@ -47,11 +47,11 @@ describe('audit CSV', () => {
     };
     expect(AUDIT_CSV_HEADER).toBe(
       'id,position,stream,revision,type,occurredAt,recordedAt,actor,correlationId,causationId,clientRequestId,' +
-        'authMethod,authTokenId,data,hash\r\n',
+        'authMethod,authTokenId,data,hash,erased\r\n',
     );
     expect(auditCsvLine(record)).toBe(
       `e-1,17,user-u-1,0,UserPatched.v1,2026-11-24T03:00:00.000Z,2026-11-24T03:00:00.001Z,a-1,c-1,,'=cmd,` +
-        `bearer,t-1,"{""changes"":{""name"":""Ada, \\""the first\\""""}}",${'ab'.repeat(32)}\r\n`,
+        `bearer,t-1,"{""changes"":{""name"":""Ada, \\""the first\\""""}}",${'ab'.repeat(32)},\r\n`,
     );
   });
 });

@@ -20,6 +20,7 @@ const COLUMNS: ReadonlyArray<[string, (record: AuditRecord) => string | number |
   ['authTokenId', (record) => record.auth?.tokenId ?? null],
   ['data', (record) => JSON.stringify(record.data)],
   ['hash', (record) => record.hash],
+  ['erased', (record) => (record.erased === true ? 'true' : null)],
 ];
 
 export const AUDIT_CSV_MEDIA_TYPE = 'text/csv';

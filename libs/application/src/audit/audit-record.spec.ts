@@ -45,6 +45,8 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
   'EmailReserved.v1': { accountId: 'a-1' },
   'PasswordResetRequested.v2': { reservation: `email-${SHA256}`, requestedAt: T },
   'ReservationsKeyed.v1': { keyId: '0123456789abcdef', accounts: 3, written: 2, conflicts: 0 },
+  'SubjectErased.v1': { subject: 'user-u-1', kind: 'user', erasedAt: T },
+  'AccountClosed.v1': { accountId: 'a-1', userId: 'u-1', closedAt: T },
   'ResetTokenIssued.v1': {
     accountId: 'a-1',
     requestId: 'r-1',

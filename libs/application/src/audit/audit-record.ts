@@ -23,6 +23,8 @@ export interface AuditRecord {
   data: EventData;
   /** Chains the event to its predecessor (`audit verify`). */
   hash: string;
+  /** Present when the event's subject was erased: its personal values in `data` are null. */
+  erased?: true;
   /** Present only when the stored hash does not follow from the event and its predecessor: why. */
   chainBroken?: string;
   /**
@@ -67,5 +69,6 @@ export function toAuditRecord(event: RecordedEvent): AuditRecord {
     auth: event.metadata.auth ?? null,
     data: redactEventData(event.type, event.data),
     hash: event.hash,
+    ...(event.erased === true ? { erased: true } : {}),
   };
 }

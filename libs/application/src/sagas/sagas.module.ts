@@ -6,6 +6,8 @@ import { CompletePasswordChangeHandler } from '../accounts/complete-password-cha
 import { PasswordLinkMailer } from '../accounts/password-link-mailer';
 import { SendInvitationEmailHandler } from '../accounts/send-invitation-email/send-invitation-email.handler';
 import { SendPasswordResetEmailHandler } from '../accounts/send-password-reset-email/send-password-reset-email.handler';
+import { CompleteErasureHandler } from '../personal-data/complete-erasure/complete-erasure.handler';
+import { ErasureCompletion } from '../personal-data/complete-erasure/erasure-completion';
 import { CommandCoreModule } from '../shared/command-core.module';
 import { passwordSaga } from './password.saga';
 import { SagaProcessor } from './saga-processor';
@@ -22,8 +24,10 @@ import { SagaProcessor } from './saga-processor';
     SendPasswordResetEmailHandler,
     SendInvitationEmailHandler,
     CompletePasswordChangeHandler,
+    ErasureCompletion,
+    CompleteErasureHandler,
   ],
-  exports: [CommandCoreModule],
+  exports: [CommandCoreModule, ErasureCompletion],
 })
 export class SagaCommandsModule {}
 

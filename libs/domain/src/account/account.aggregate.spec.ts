@@ -1,7 +1,7 @@
 import { AlreadyExistsError, NotFoundError, ValidationError } from '../shared/domain-error';
 import { specFor } from '../shared/decider.spec-helper';
-import { accountDecider } from './account.aggregate';
-import { AccountOpened, AccessTokenIssued, AccessTokenRevoked, Role } from './account.events';
+import { accountDecider, InvalidResetTokenError } from './account.aggregate';
+import { AccountClosed, AccountOpened, AccessTokenIssued, AccessTokenRevoked, Role } from './account.events';
 import { checkPassword, passwordPolicyError } from './password-policy';
 
 const given = specFor(accountDecider);
@@ -139,5 +139,41 @@ describe('password policy', () => {
     expect(checkPassword('new', 'correct horse', 'ada@example.com')).toBeNull();
     expect(checkPassword('new', '🔑'.repeat(8), 'ada@example.com')).toBeNull();
     expect(checkPassword('new', 'y'.repeat(256), 'ada@example.com')).toBeNull();
+  });
+});
+
+describe("Account closed by its person's erasure", () => {
+  const T1 = '2026-11-22T11:00:00.000Z';
+  const close = { type: 'CloseAccount' as const, now: T1 };
+  const closed: AccountClosed = {
+    type: 'AccountClosed.v1',
+    data: { accountId: opened.data.accountId, userId: opened.data.userId, closedAt: T1 },
+  };
+
+  it('closes an open account once, leaving nothing to decide on', () => {
+    given([opened]).when(close).then([closed]);
+    given([opened, closed]).when(close).then([]);
+    expect(given([opened, closed]).state).toEqual({ exists: false, closedAt: T1 });
+  });
+
+  it('takes no reset, change or reopening after', () => {
+    const reset = {
+      type: 'ResetPassword' as const,
+      tokenId: 't-1',
+      tokenCredentialsVersion: 0,
+      passwordHash: opened.data.passwordHash,
+      now: T1,
+    };
+    given([opened, closed]).when(reset).thenFails(InvalidResetTokenError, { code: 'invalid-reset-token' });
+    given([opened, closed])
+      .when({
+        type: 'ChangePassword',
+        passwordHash: 'x',
+        verifiedPasswordHash: opened.data.passwordHash,
+        now: T1,
+      })
+      .thenFails(NotFoundError, { code: 'not-found' });
+    given([opened, closed]).when(open('ada@example.com')).thenFails(AlreadyExistsError, {});
+    given([]).when(close).thenFails(NotFoundError, {});
   });
 });

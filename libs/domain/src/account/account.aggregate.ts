@@ -19,7 +19,12 @@ export interface Account {
    */
   credentialsVersion: number;
 }
-export type AccountState = Initial | Account;
+/** An account closed by its person's erasure: nothing is decided on it any more. */
+export interface ClosedAccount {
+  exists: false;
+  closedAt: string;
+}
+export type AccountState = Initial | Account | ClosedAccount;
 export const initialAccountState: AccountState = { exists: false };
 
 /** Unknown, expired, malformed, used or invalidated: one answer for every reason. */
@@ -92,7 +97,13 @@ export interface RehashPassword {
   now: string;
 }
 
-export type AccountCommand = OpenAccount | ResetPassword | ChangePassword | RehashPassword;
+/** Closes the account of an erased person; closing a closed account again changes nothing. */
+export interface CloseAccount {
+  type: 'CloseAccount';
+  now: string;
+}
+
+export type AccountCommand = OpenAccount | ResetPassword | ChangePassword | RehashPassword | CloseAccount;
 
 function requireAccount(state: AccountState): Account {
   if (!state.exists) throw new NotFoundError('Account');
@@ -101,7 +112,7 @@ function requireAccount(state: AccountState): Account {
 
 export function decideAccount(command: AccountCommand, state: AccountState): AccountEvent[] {
   if (command.type === 'OpenAccount') {
-    if (state.exists) throw new AlreadyExistsError(`Account ${command.accountId}`);
+    if (state.exists || 'closedAt' in state) throw new AlreadyExistsError(`Account ${command.accountId}`);
     const email = checkEmail('email', command.email);
     if (isFieldError(email)) throw new ValidationError([email]);
     if (command.roles.includes('auditor') && command.roles.some((role) => role !== 'auditor')) {
@@ -139,6 +150,7 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
           ]),
     ];
   }
+  if (command.type === 'CloseAccount' && 'closedAt' in state) return [];
   if (command.type === 'ResetPassword' && !state.exists) throw new InvalidResetTokenError();
   const account = requireAccount(state);
   const accountId = account.id;
@@ -180,6 +192,10 @@ export function decideAccount(command: AccountCommand, state: AccountState): Acc
           data: { accountId, passwordHash: command.passwordHash, rehashedAt: command.now },
         },
       ];
+    case 'CloseAccount':
+      return [
+        { type: 'AccountClosed.v1', data: { accountId, userId: account.userId, closedAt: command.now } },
+      ];
   }
 }
 
@@ -215,6 +231,8 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
       };
     case 'PasswordRehashed.v1':
       return { ...state, passwordHash: event.data.passwordHash };
+    case 'AccountClosed.v1':
+      return { exists: false, closedAt: event.data.closedAt };
     // Kept in streams of their own since (sessions, reset requests, password changes): those an
     // older build wrote here change nothing the account decides on, and their tokens no longer verify.
     // The invitation's token lives in its own stream, like a reset request's.

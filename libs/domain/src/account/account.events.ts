@@ -100,8 +100,18 @@ export type PasswordChangeNoticeSent = DomainEvent<
   { accountId: string; changeId: string; sentAt: string }
 >;
 
+/**
+ * The account's person was erased (SubjectErased.v1 of `user-<userId>`): the account is gone, every
+ * token of it stops working, and its address may be taken by a new account.
+ */
+export type AccountClosed = DomainEvent<
+  'AccountClosed.v1',
+  { accountId: string; userId: string; closedAt: string }
+>;
+
 export type AccountEvent =
   | AccountOpened
+  | AccountClosed
   | AccountInvited
   | AccessTokenIssued
   | AccessTokenRevoked

@@ -1,4 +1,5 @@
 import { AlreadyExistsError, NotFoundError, ValidationError } from '../shared/domain-error';
+import { ErasedError, SubjectErased } from '../erasure/subject-erased';
 import { specFor } from '../shared/decider.spec-helper';
 import {
   assignCustomerNumbers,
@@ -119,5 +120,34 @@ describe('parseCustomerFields', () => {
     expect(errorsOf({ name: null }, 'patch')).toEqual([
       { field: 'name', message: 'is required and cannot be removed' },
     ]);
+  });
+});
+
+describe('Customer erasure', () => {
+  const T1 = '2026-11-22T11:00:00.000Z';
+  const erase = { type: 'EraseCustomer' as const, customerId: 7, now: T1 };
+  const erased: SubjectErased = {
+    type: 'SubjectErased.v1',
+    data: { subject: 'customer-7', kind: 'customer', erasedAt: T1 },
+  };
+  const registeredAsErased = {
+    ...registered,
+    data: { ...registered.data, name: null, email: null },
+  } as unknown as CustomerRegistered;
+
+  it('erases a customer that exists, once, keeping nothing personal', () => {
+    given([registered]).when(erase).then([erased]);
+    given([registeredAsErased, erased]).when(erase).then([]);
+    expect(given([registeredAsErased, erased]).state).toEqual({ exists: false, erasedAt: T1 });
+  });
+
+  it('answers erased to a change, and not-found to erasing a customer that never existed', () => {
+    given([registeredAsErased, erased])
+      .when(change({ name: 'Ada' }))
+      .thenFails(ErasedError, { code: 'erased', message: 'Customer was erased' });
+    given([]).when(erase).thenFails(NotFoundError, { code: 'not-found' });
+    given([registeredAsErased, erased])
+      .when(register('Ada', 'ada@example.com'))
+      .thenFails(AlreadyExistsError, {});
   });
 });

@@ -1,3 +1,4 @@
+import { decideErasure, ErasedError, ErasedSubject, isErasedSubject } from '../erasure/subject-erased';
 import { Decider } from '../shared/decider';
 import { AlreadyExistsError, NotFoundError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
@@ -11,7 +12,7 @@ import {
 } from './customer.fields';
 
 export type Customer = { exists: true } & CustomerRepresentation;
-export type CustomerState = Initial | Customer;
+export type CustomerState = Initial | Customer | ErasedSubject;
 export const initialCustomerState: CustomerState = { exists: false };
 
 /** Registers a customer with fields already parsed (parseCustomerFields) at the edge. */
@@ -28,12 +29,20 @@ export interface ChangeCustomer {
   values: Partial<CustomerClientFields>;
 }
 
-export type CustomerCommand = RegisterCustomer | ChangeCustomer;
+export interface EraseCustomer {
+  type: 'EraseCustomer';
+  customerId: number;
+  now: string;
+}
+
+export type CustomerCommand = RegisterCustomer | ChangeCustomer | EraseCustomer;
 
 export function decideCustomer(command: CustomerCommand, state: CustomerState): CustomerEvent[] {
   switch (command.type) {
     case 'RegisterCustomer': {
-      if (state.exists) throw new AlreadyExistsError(`Customer ${command.customerId}`);
+      if (state.exists || isErasedSubject(state)) {
+        throw new AlreadyExistsError(`Customer ${command.customerId}`);
+      }
       const fields = pickCustomerFields(command.fields, CUSTOMER_CLIENT_FIELD_NAMES) as CustomerClientFields;
       return [
         {
@@ -43,6 +52,7 @@ export function decideCustomer(command: CustomerCommand, state: CustomerState): 
       ];
     }
     case 'ChangeCustomer': {
+      if (isErasedSubject(state)) throw new ErasedError('Customer', state.erasedAt);
       if (!state.exists) throw new NotFoundError('Customer');
       // Only what really changes: a patch that changes nothing emits nothing.
       const changes: Partial<CustomerClientFields> = {};
@@ -53,6 +63,8 @@ export function decideCustomer(command: CustomerCommand, state: CustomerState): 
       if (Object.keys(changes).length === 0) return [];
       return [{ type: 'CustomerChanged.v1', data: { customerId: state.id, changes } }];
     }
+    case 'EraseCustomer':
+      return decideErasure(state, `customer-${command.customerId}`, 'customer', command.now, 'Customer');
   }
 }
 
@@ -68,6 +80,8 @@ export function evolveCustomer(state: CustomerState, event: CustomerEvent): Cust
       if (!state.exists) return state;
       // The client fields a change names, and nothing else: a stored event is not trusted to hold only those.
       return { ...state, ...pickCustomerFields(event.data.changes, CUSTOMER_CLIENT_FIELD_NAMES) };
+    case 'SubjectErased.v1':
+      return { exists: false, erasedAt: event.data.erasedAt };
   }
 }
 

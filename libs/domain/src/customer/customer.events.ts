@@ -1,3 +1,4 @@
+import { SubjectErased } from '../erasure/subject-erased';
 import { DomainEvent } from '../shared/event';
 import { CustomerClientFields, CustomerFields } from './customer.fields';
 
@@ -15,7 +16,7 @@ export type CustomerChanged = DomainEvent<
 /** Appended to the customer number sequence: the number is taken, whatever happens next. */
 export type CustomerNumberAssigned = DomainEvent<'CustomerNumberAssigned.v1', { customerId: number }>;
 
-export type CustomerEvent = CustomerRegistered | CustomerChanged;
+export type CustomerEvent = CustomerRegistered | CustomerChanged | SubjectErased;
 
 export const customerStreamName = (customerId: number): string => `customer-${customerId}`;
 

@@ -10,6 +10,11 @@ export interface FieldDeclaration {
   parse?: (field: string, value: unknown) => unknown;
   /** JSON Schema keywords beyond `type`, for the API's document. */
   schema: Record<string, unknown>;
+  /**
+   * A value about a person (API.md "Personal data"): events store it encrypted under its
+   * subject's key, and it is gone when the subject is erased.
+   */
+  personal?: true;
 }
 
 export type FieldDeclarations = Record<string, FieldDeclaration>;
@@ -18,6 +23,7 @@ export type FieldDeclarations = Record<string, FieldDeclaration>;
 export const NAME_FIELD = {
   type: 'string',
   parse: checkName,
+  personal: true,
   // At least one character that trimming keeps (JSON schema's \s is the whitespace trim removes).
   schema: {
     minLength: 1,
@@ -31,6 +37,7 @@ export const NAME_FIELD = {
 export const EMAIL_FIELD = {
   type: 'string',
   parse: checkEmail,
+  personal: true,
   schema: { format: 'email', maxLength: EMAIL_MAX_LENGTH, example: 'ada@example.com' },
 } as const satisfies FieldDeclaration;
 
@@ -61,6 +68,11 @@ export function pickFields<T, F extends keyof T & string>(
   const picked: Partial<Record<F, unknown>> = {};
   for (const field of fields) if (source[field] !== undefined) picked[field] = source[field];
   return picked as Partial<Pick<T, F>>;
+}
+
+/** The personal fields of a declaration, in declaration order. */
+export function personalFieldsOf<D extends FieldDeclarations>(declaration: D): (keyof D & string)[] {
+  return Object.keys(declaration).filter((field) => declaration[field].personal === true);
 }
 
 /** The fields of a declaration a client sets (those with a parser), in declaration order. */

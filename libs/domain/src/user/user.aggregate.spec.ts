@@ -1,4 +1,5 @@
 import { AlreadyExistsError, NotFoundError } from '../shared/domain-error';
+import { ErasedError } from '../erasure/subject-erased';
 import { specFor } from '../shared/decider.spec-helper';
 import { userDecider, UserState } from './user.aggregate';
 import { ClientFields } from './user.fields';
@@ -108,5 +109,51 @@ describe('User', () => {
         .when(patch({ age: 3 }))
         .thenFails(NotFoundError, { message: 'User not found' });
     });
+  });
+});
+
+describe('User erasure', () => {
+  const T2 = '2026-11-22T11:00:00.000Z';
+  const erase = { type: 'EraseUser' as const, userId: 'u-1', now: T2 };
+  const erased: UserEvent = {
+    type: 'SubjectErased.v1',
+    data: { subject: 'user-u-1', kind: 'user', erasedAt: T2 },
+  };
+  // What the store hands back of an erased subject's events: personal values null.
+  const registeredAsErased = {
+    ...registered,
+    data: { ...registered.data, name: null, age: null },
+  } as unknown as UserRegistered;
+
+  it('erases a user that exists, once', () => {
+    given([registered]).when(erase).then([erased]);
+    given([registeredAsErased, erased]).when(erase).then([]);
+  });
+
+  it('keeps only the account of an erased user, nothing personal', () => {
+    expect(given([registeredAsErased, erased]).state).toEqual({
+      exists: false,
+      erasedAt: T2,
+      accountId: 'a-1',
+    });
+  });
+
+  it('answers erased, not not-found, to a patch of an erased user', () => {
+    given([registeredAsErased, erased])
+      .when(patch({ name: 'Back again' }))
+      .thenFails(ErasedError, { code: 'erased', erasedAt: T2, message: 'User was erased' });
+  });
+
+  it('refuses to erase a user that never existed, and to register an erased one again', () => {
+    given([]).when(erase).thenFails(NotFoundError, { code: 'not-found' });
+    given([registeredAsErased, erased])
+      .when({
+        type: 'RegisterUser',
+        userId: 'u-1',
+        accountId: null,
+        fields: { name: 'Ada', age: 36 },
+        now: T2,
+      })
+      .thenFails(AlreadyExistsError, { code: 'already-exists' });
   });
 });

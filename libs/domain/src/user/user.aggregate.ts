@@ -1,3 +1,4 @@
+import { decideErasure, ErasedError, ErasedSubject, isErasedSubject } from '../erasure/subject-erased';
 import { Decider } from '../shared/decider';
 import { AlreadyExistsError, NotFoundError } from '../shared/domain-error';
 import { Initial } from '../shared/event';
@@ -5,7 +6,9 @@ import { UserEvent } from './user.events';
 import { CLIENT_FIELD_NAMES, ClientFields, pickUserFields, UserRepresentation } from './user.fields';
 
 export type User = { exists: true; accountId: string | null } & UserRepresentation;
-export type UserState = Initial | User;
+/** An erased user keeps only what names no one: its account, whose erasure follows its own. */
+export type ErasedUser = ErasedSubject & { accountId: string | null };
+export type UserState = Initial | User | ErasedUser;
 export const initialUserState: UserState = { exists: false };
 
 /** Registers a user with fields already parsed (parseClientFields) at the edge. */
@@ -24,12 +27,19 @@ export interface PatchUser {
   now: string;
 }
 
-export type UserCommand = RegisterUser | PatchUser;
+/** Erases the person (API.md "Personal data"): the account follows (CompleteErasure). */
+export interface EraseUser {
+  type: 'EraseUser';
+  userId: string;
+  now: string;
+}
+
+export type UserCommand = RegisterUser | PatchUser | EraseUser;
 
 export function decideUser(command: UserCommand, state: UserState): UserEvent[] {
   switch (command.type) {
     case 'RegisterUser': {
-      if (state.exists) throw new AlreadyExistsError(`User ${command.userId}`);
+      if (state.exists || isErasedSubject(state)) throw new AlreadyExistsError(`User ${command.userId}`);
       const fields = pickUserFields(command.fields, CLIENT_FIELD_NAMES) as ClientFields;
       return [
         {
@@ -39,6 +49,7 @@ export function decideUser(command: UserCommand, state: UserState): UserEvent[] 
       ];
     }
     case 'PatchUser': {
+      if (isErasedSubject(state)) throw new ErasedError('User', state.erasedAt);
       if (!state.exists) throw new NotFoundError('User');
       // Only what really changes: a patch that changes nothing emits nothing, and modifiedon stays.
       const changes: Partial<Record<keyof ClientFields, unknown>> = {};
@@ -58,6 +69,8 @@ export function decideUser(command: UserCommand, state: UserState): UserEvent[] 
         },
       ];
     }
+    case 'EraseUser':
+      return decideErasure(state, `user-${command.userId}`, 'user', command.now, 'User');
   }
 }
 
@@ -87,6 +100,12 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
         ...state,
         ...pickUserFields(event.data.changes, CLIENT_FIELD_NAMES),
         modifiedon: event.data.modifiedon,
+      };
+    case 'SubjectErased.v1':
+      return {
+        exists: false,
+        erasedAt: event.data.erasedAt,
+        accountId: state.exists ? state.accountId : null,
       };
   }
 }

@@ -1,3 +1,4 @@
+import { SubjectErased } from '../erasure/subject-erased';
 import { DomainEvent } from '../shared/event';
 import { ClientFields } from './user.fields';
 
@@ -19,6 +20,6 @@ export type UserPatched = DomainEvent<
   { userId: string; changes: Partial<ClientFields>; modifiedon: string }
 >;
 
-export type UserEvent = UserRegistered | UserPatched;
+export type UserEvent = UserRegistered | UserPatched | SubjectErased;
 
 export const userStreamName = (userId: string): string => `user-${userId}`;

@@ -16,7 +16,7 @@ import { AGE_MAX, AGE_MIN, checkAge } from '../shared/values';
  */
 export const USER_FIELDS = {
   name: NAME_FIELD,
-  age: { type: 'integer', parse: checkAge, schema: { minimum: AGE_MIN, maximum: AGE_MAX } },
+  age: { type: 'integer', parse: checkAge, personal: true, schema: { minimum: AGE_MIN, maximum: AGE_MAX } },
   createdon: { type: 'string', schema: { format: 'date-time' } },
   modifiedon: {
     type: 'string',

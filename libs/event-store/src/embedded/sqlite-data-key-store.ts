@@ -3,7 +3,6 @@ import {
   DataKeyStore,
   DataSubject,
   Erasure,
-  SubjectErasedError,
   SubjectKey,
   SubjectKind,
   subjectName,
@@ -42,8 +41,8 @@ export class SqliteDataKeyStore extends DataKeyStore {
     this.wrapper = new DataKeyWrapper(secret);
   }
 
-  create(subject: DataSubject): Promise<Buffer> {
-    return settled(() => this.open().create.immediate(subject));
+  createMany(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {
+    return settled(() => this.open().createMany.immediate(subjects));
   }
 
   getMany(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {
@@ -118,16 +117,22 @@ function prepare(db: Database.Database, wrapper: DataKeyWrapper) {
   return {
     // Immediate transactions: the write lock is taken before the read, so two processes never
     // both make a subject's key, nor make one while another erases the subject.
-    create: db.transaction((subject: DataSubject): Buffer => {
-      const name = subjectName(subject);
-      const held = get.get(name) as Row | undefined;
-      if (held !== undefined) {
-        if (held.wrapped === null) throw new SubjectErasedError(erasureOf(held));
-        return wrapper.unwrap(name, held.wrapped);
+    createMany: db.transaction((subjects: readonly DataSubject[]): Map<string, SubjectKey> => {
+      const keys = new Map<string, SubjectKey>();
+      for (const subject of subjects) {
+        const name = subjectName(subject);
+        const held = get.get(name) as Row | undefined;
+        if (held === undefined) {
+          const key = DataKeyWrapper.newKey();
+          insert.run(name, subject.kind, subject.id, wrapper.wrap(name, key), null);
+          keys.set(name, { state: 'active', key });
+        } else if (held.wrapped === null) {
+          keys.set(name, { state: 'erased', erasure: erasureOf(held) });
+        } else {
+          keys.set(name, { state: 'active', key: wrapper.unwrap(name, held.wrapped) });
+        }
       }
-      const key = DataKeyWrapper.newKey();
-      insert.run(name, subject.kind, subject.id, wrapper.wrap(name, key), null);
-      return key;
+      return keys;
     }),
     destroy: db.transaction((erasure: Erasure): Erasure => {
       const { subject } = erasure;

@@ -44,10 +44,10 @@ export class SubjectErasedError extends Error {
  */
 export abstract class DataKeyStore {
   /**
-   * The subject's key, made (256 random bits) and kept durably at its first call: every call, on
-   * any instance, gets the same key. A SubjectErasedError once the subject was erased.
+   * Each subject's key, made (256 random bits) and kept durably at its first call, all in one
+   * write: every call, on any instance, gets the same key. An erased subject's erasure instead.
    */
-  abstract create(subject: DataSubject): Promise<Buffer>;
+  abstract createMany(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>>;
 
   /** What is held for each of `subjects`, by subjectName(); a subject with neither is absent. */
   abstract getMany(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>>;
@@ -63,6 +63,13 @@ export abstract class DataKeyStore {
   abstract erasures(after: string | null, limit: number): Promise<Erasure[]>;
 
   abstract close(): Promise<void>;
+
+  /** The subject's key (see createMany); a SubjectErasedError once the subject was erased. */
+  async create(subject: DataSubject): Promise<Buffer> {
+    const held = (await this.createMany([subject])).get(subjectName(subject))!;
+    if (held.state === 'erased') throw new SubjectErasedError(held.erasure);
+    return held.key;
+  }
 
   /** What is held for one subject, or null: it never had a key and was not erased. */
   async get(subject: DataSubject): Promise<SubjectKey | null> {

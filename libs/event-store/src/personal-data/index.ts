@@ -4,3 +4,5 @@ export * from './data-key-store.port';
 export * from './data-key-wrapper';
 export * from './open-data-key-store';
 export * from './personal-value-codec';
+export * from './data-key-ring';
+export * from './personal-data-event-store';

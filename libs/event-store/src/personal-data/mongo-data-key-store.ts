@@ -1,4 +1,11 @@
-import { Binary, type Collection, type MongoClient, MongoServerError } from 'mongodb';
+import {
+  Binary,
+  type Collection,
+  MongoBulkWriteError,
+  type MongoClient,
+  MongoServerError,
+  type WriteError,
+} from 'mongodb';
 import { DUPLICATE_KEY } from '../processing/mongo/guarded-writes';
 import { mongoClient } from '../processing/mongo/mongo-client';
 import { databaseFromUri, MONGO_DEADLINES } from '../processing/mongo/mongo-database';
@@ -6,7 +13,6 @@ import {
   DataKeyStore,
   DataSubject,
   Erasure,
-  SubjectErasedError,
   SubjectKey,
   SubjectKind,
   subjectName,
@@ -60,27 +66,39 @@ export class MongoDataKeyStore extends DataKeyStore {
     this.wrapper = new DataKeyWrapper(secret);
   }
 
-  async create(subject: DataSubject): Promise<Buffer> {
-    await this.secretChecked();
-    const name = subjectName(subject);
-    const key = DataKeyWrapper.newKey();
-    try {
-      await this.keys.insertOne({
-        _id: name,
-        kind: subject.kind,
-        id: subject.id,
-        wrapped: new Binary(this.wrapper.wrap(name, key)),
-      });
-      return key;
-    } catch (error) {
-      if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
+  async createMany(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {
+    const made = new Map<string, SubjectKey>();
+    const documents: KeyDocument[] = [];
+    for (const { kind, id } of subjects) {
+      const name = subjectName({ kind, id });
+      if (made.has(name)) continue;
+      const key = DataKeyWrapper.newKey();
+      made.set(name, { state: 'active', key });
+      documents.push({ _id: name, kind, id, wrapped: new Binary(this.wrapper.wrap(name, key)) });
     }
-    // Made before, here or by another instance, or erased: never replaced.
-    const held = await this.keys.findOne({ _id: name });
-    if (held === null) throw new Error(`The data key of ${name} was neither made nor found`);
-    const state = this.keyOf(held);
-    if (state.state === 'erased') throw new SubjectErasedError(state.erasure);
-    return state.key;
+    if (documents.length === 0) return made;
+    await this.secretChecked();
+    const kept = new Set<string>();
+    try {
+      // Unordered: every new subject is inserted, whatever the others meet.
+      await this.keys.insertMany(documents, { ordered: false });
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError)) throw error;
+      const errors: WriteError[] = ([] as WriteError[]).concat(error.writeErrors);
+      // Only keys found made before are taken from the store; anything else (an outage reported
+      // with no write error at all) fails the call: a key never stored is never handed out.
+      const accounted = error.insertedCount + errors.length === documents.length;
+      if (!accounted || errors.some((writeError) => writeError.code !== DUPLICATE_KEY)) throw error;
+      for (const writeError of errors) kept.add(documents[writeError.index]._id);
+    }
+    if (kept.size > 0) {
+      // Made before, here or by another instance, or erased: never replaced.
+      const held = await this.keys.find({ _id: { $in: [...kept] } }).toArray();
+      for (const document of held) made.set(document._id, this.keyOf(document));
+      const lost = [...kept].filter((name) => !held.some((document) => document._id === name));
+      if (lost.length > 0) throw new Error(`The data keys of ${lost.join(', ')} were neither made nor found`);
+    }
+    return made;
   }
 
   async getMany(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {

@@ -24,6 +24,11 @@ export function isErased(value: unknown): value is ErasedValue {
 const PREFIX = 'p1.';
 const ENCODED = /^p1\.[A-Za-z0-9_-]+$/;
 
+/** Whether a stored value has the encrypted form (whether or not it then decrypts). */
+export function isEncryptedValue(value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith(PREFIX);
+}
+
 /**
  * A personal value encrypted (AES-256-GCM) under its subject's key, bound to the subject and the
  * field it is stored in: moved to another subject or field, it no longer decrypts. The value's

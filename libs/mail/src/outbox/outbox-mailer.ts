@@ -1,7 +1,7 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { writeFileDurably } from '@chronicle/config';
+import { removeFileDurably, writeFileDurably } from '@chronicle/config';
 import { Mailer, MailMessage } from '../mailer.port';
 import { messageHeaders, parseSender, Sender } from '../message-headers';
 
@@ -41,6 +41,32 @@ export class OutboxMailer extends Mailer {
     // Durable once this resolves: the caller then records "sent".
     await writeFileDurably(join(this.directory, `${message.id}.eml`), eml, { hidden: true });
   }
+
+  /** Every .eml to `address` is deleted: reading each file's headers, as the outbox keeps no index. */
+  override async forget(address: string): Promise<number> {
+    let names: string[];
+    try {
+      names = (await readdir(this.directory)).filter((name) => name.endsWith('.eml'));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw error;
+    }
+    const wanted = address.trim().toLowerCase();
+    let forgotten = 0;
+    for (const name of names) {
+      const file = join(this.directory, name);
+      if (recipientOf(await readFile(file, 'utf8')) !== wanted) continue;
+      await removeFileDurably(file);
+      forgotten += 1;
+    }
+    return forgotten;
+  }
+}
+
+/** The address of a message's `To:` header, as written by messageHeaders (one recipient). */
+function recipientOf(eml: string): string | null {
+  const header = /^To: *(?:.*<)?([^<>\r\n]+?)>? *\r?$/im.exec(eml.slice(0, eml.search(/\r?\n\r?\n/)));
+  return header === null ? null : header[1].trim().toLowerCase();
 }
 
 /**

@@ -309,8 +309,8 @@ describe('CustomerColumns images', () => {
     for (const column of [image.ids, image.created, image.commits, image.textStart, image.nameBytes]) {
       expect(column).toHaveLength(2);
     }
-    // The first record of 3, then 1's, then 3's second.
-    expect(Buffer.from(image.heap).toString('utf8')).toBe('Threethree@example.comOneDreithree@example.com');
+    // The first record of 3 (zeroed when it was replaced), then 1's, then 3's second.
+    expect(Buffer.from(image.heap).toString('utf8')).toBe(`${'\0'.repeat(22)}OneDreithree@example.com`);
     expect([...image.textStart]).toEqual([22, 25]);
     expect(image.prepares).toEqual([[1, '4']]);
     expect(image.irregularCreated).toEqual([[1, 'not a date']]);
@@ -419,5 +419,42 @@ describe('CustomerColumns images', () => {
     const image = filled().image();
     expect(() => CustomerColumns.fromImage(image)).not.toThrow();
     expect(image.textStart[1] + image.nameBytes[1] + image.emailBytes[1]).toBe(image.heap.byteLength);
+  });
+});
+
+describe('CustomerColumns removal', () => {
+  const at = (n: number) => ({ commit: BigInt(n), prepare: BigInt(n) });
+
+  it('deletes a customer, leaving none of its text, past or present, in the heap or an image', () => {
+    const columns = new CustomerColumns();
+    columns.apply(1, at(1), {
+      name: 'Keep Me',
+      email: 'keep@example.com',
+      createdon: '2026-01-01T00:00:00.000Z',
+    });
+    columns.apply(2, at(2), {
+      name: 'Zoë Forget',
+      email: 'forget@example.com',
+      createdon: '2026-01-01T00:00:00.000Z',
+    });
+    columns.apply(2, at(3), { name: 'Zoë Renamed' });
+    columns.apply(3, at(4), {
+      name: 'Also Kept',
+      email: 'also@example.com',
+      createdon: '2026-01-01T00:00:00.000Z',
+    });
+
+    expect(columns.remove(2, at(2))).toBe(false);
+    expect(columns.remove(2, at(5))).toBe(true);
+    expect(columns.remove(2, at(6))).toBe(false);
+
+    expect(columns.size).toBe(2);
+    expect([0, 1].map((index) => columns.read(index).id)).toEqual([1, 3]);
+    expect(JSON.parse(columns.renderJson(0, 2).toString())).toEqual([columns.read(0), columns.read(1)]);
+    const heap = Buffer.from(columns.image().heap);
+    for (const text of ['Zoë', 'Forget', 'Renamed', 'forget@example.com']) {
+      expect(heap.includes(Buffer.from(text))).toBe(false);
+    }
+    expect(heap.includes(Buffer.from('keep@example.com'))).toBe(true);
   });
 });

@@ -207,6 +207,25 @@ export class CustomerColumns {
     return true;
   }
 
+  /**
+   * Deletes customer `id` (its subject was erased) unless it carries a position at or after
+   * `position`. Its text is overwritten in the heap, so no snapshot taken after holds it.
+   */
+  remove(id: number, position: Position): boolean {
+    const index = this.lowerBound(id);
+    if (index >= this.rows || this.ids[index] !== id) return false;
+    if (comparePositions(this.positionAt(index), position) >= 0) return false;
+    const start = this.textStart[index];
+    const length = textLength(this.nameBytes[index]) + textLength(this.emailBytes[index]);
+    this.heap.fill(0, start, start + length);
+    this.heapGarbage += length;
+    this.prepares.delete(id);
+    this.irregularCreated.delete(id);
+    for (const column of this.columns()) column.copyWithin(index, index + 1, this.rows);
+    this.rows--;
+    return true;
+  }
+
   /** The customer at `index`; a field never set is left out. */
   read(index: number): CustomerDocument {
     const id = this.ids[index];
@@ -351,6 +370,8 @@ export class CustomerColumns {
     if (email !== undefined) this.heap.write(email, emailStart, 'utf8');
     else this.heap.copy(this.heap, emailStart, oldEmailStart, oldEmailStart + textLength(oldEmail));
     this.heapUsed = emailStart + textLength(newEmail);
+    // The old values are zeroed, not left as garbage: an erasure must find no earlier value either.
+    this.heap.fill(0, oldStart, oldStart + textLength(oldName) + textLength(oldEmail));
     this.heapGarbage += textLength(oldName) + textLength(oldEmail);
     this.textStart[index] = start;
     this.nameBytes[index] = newName;

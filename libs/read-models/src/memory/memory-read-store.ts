@@ -81,8 +81,14 @@ export class MemoryReadStore extends ReadStore {
     validateChanges(changes);
     validatePosition(checkpoint.position, 'checkpoint position');
     for (const change of changes) {
-      if (change.collection === 'customers') this.customers.apply(change.id, change.position, change.set);
-      else this.applyUser(change.id, change.position, change.set);
+      if (change.collection === 'customers') {
+        if (change.remove) this.customers.remove(change.id, change.position);
+        else this.customers.apply(change.id, change.position, change.set);
+      } else if (change.remove) {
+        this.removeUser(change.id, change.position);
+      } else {
+        this.applyUser(change.id, change.position, change.set);
+      }
     }
     this.checkpoints.set(checkpoint.projection, copyPosition(checkpoint.position));
     this.observer?.applied(checkpoint);
@@ -285,6 +291,13 @@ export class MemoryReadStore extends ReadStore {
       this.userOrder.insert(id, doc.createdon);
     }
     this.users.set(id, { doc, position: copyPosition(position) });
+  }
+
+  private removeUser(id: string, position: Position): void {
+    const stored = this.users.get(id);
+    if (stored === undefined || comparePositions(stored.position, position) >= 0) return;
+    this.userOrder.remove(id, stored.doc.createdon);
+    this.users.delete(id);
   }
 
   private assertOpen(): void {

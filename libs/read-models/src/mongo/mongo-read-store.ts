@@ -105,8 +105,12 @@ const INT32_MIN = -(2 ** 31);
 interface DocumentChanges {
   collection: CollectionName;
   id: number | string;
-  changes: DocumentChange[];
+  /** Where the batch deletes the document (its subject was erased), before its `changes`. */
+  removedAt: Position | null;
+  changes: SetChange[];
 }
+
+type SetChange = DocumentChange & { set: object };
 
 /**
  * The ReadStore port on MongoDB. Each document carries the position of the last change applied
@@ -170,15 +174,20 @@ export class MongoReadStore extends ReadStore {
     }
     const documents = groupByDocument(changes);
 
+    // Deletions first, each guarded by its position like every write: a replay deletes nothing newer.
+    const removals = documents.filter((doc) => doc.removedAt !== null);
+    if (removals.length > 0) await this.write(removals.map((doc) => guardedDelete(doc)));
+
     // One write per document, guarded by its first change's position: when the document is
     // older than all of the batch's changes to it (the usual case) this equals applying them in
     // order, in a single round trip.
-    const rejected = await this.write(documents.map((doc) => mergedWrite(doc)));
+    const withChanges = documents.filter((doc) => doc.changes.length > 0);
+    const rejected = await this.write(withChanges.map((doc) => mergedWrite(doc)));
 
     // A document that refused the merged write already holds some of these changes (a replay)
     // or was created concurrently: apply its changes one at a time, each guarded by its own
     // position. The k-th changes of all such documents go in one round, rounds in order.
-    const retry = rejected.map((at) => documents[at]);
+    const retry = rejected.map((at) => withChanges[at]);
     for (let round = 0; retry.some((doc) => doc.changes.length > round); round++) {
       await this.write(
         retry.filter((doc) => doc.changes.length > round).map((doc) => guardedWrite(doc, round)),
@@ -336,7 +345,9 @@ export class MongoReadStore extends ReadStore {
    * Runs guarded upserts, unordered (each touches a different document). Returns the indexes of
    * the writes refused with a duplicate `_id`: the guard did not match an existing document.
    */
-  private async write(writes: Array<{ collection: CollectionName; op: GuardedUpsert }>): Promise<number[]> {
+  private async write(
+    writes: Array<{ collection: CollectionName; op: GuardedUpsert | GuardedDelete }>,
+  ): Promise<number[]> {
     const rejected: number[] = [];
     await Promise.all(
       (['customers', 'users'] as const).map(async (name) => {
@@ -456,6 +467,10 @@ async function dropIfExists(db: Db, name: string): Promise<void> {
   }
 }
 
+interface GuardedDelete {
+  deleteOne: { filter: { _id: number | string | Long; pos: { $lt: string } } };
+}
+
 interface GuardedUpsert {
   updateOne: {
     filter: { _id: number | string | Long; pos: { $lt: string } };
@@ -474,11 +489,18 @@ function groupByDocument(changes: DocumentChange[]): DocumentChanges[] {
     const key = `${change.collection}:${typeof change.id}:${change.id}`;
     let doc = documents.get(key);
     if (!doc) {
-      doc = { collection: change.collection, id: change.id, changes: [] };
+      doc = { collection: change.collection, id: change.id, removedAt: null, changes: [] };
       documents.set(key, doc);
     }
-    const last = doc.changes.at(-1);
-    if (!last || comparePositions(change.position, last.position) > 0) doc.changes.push(change);
+    const last = doc.changes.at(-1)?.position ?? doc.removedAt;
+    if (last !== null && comparePositions(change.position, last) <= 0) continue;
+    if (change.remove) {
+      // What the batch set before the deletion is deleted with it.
+      doc.removedAt = change.position;
+      doc.changes = [];
+    } else {
+      doc.changes.push(change);
+    }
   }
   return [...documents.values()];
 }
@@ -490,7 +512,7 @@ function storedId(doc: DocumentChanges): number | string | Long {
   return doc.id;
 }
 
-function fieldsOf(change: DocumentChange): Record<string, unknown> {
+function fieldsOf(change: SetChange): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(change.set)) {
     if (field !== 'id' && value !== undefined) fields[field] = value;
@@ -508,6 +530,15 @@ function upsert(doc: DocumentChanges, guard: Position, fields: Record<string, un
         upsert: true,
       },
     } satisfies GuardedUpsert,
+  };
+}
+
+function guardedDelete(doc: DocumentChanges) {
+  return {
+    collection: doc.collection,
+    op: {
+      deleteOne: { filter: { _id: storedId(doc), pos: { $lt: positionKey(doc.removedAt!) } } },
+    } satisfies GuardedDelete,
   };
 }
 

@@ -3,6 +3,7 @@ import {
   CustomerChanged,
   CustomerRegistered,
   pickCustomerFields,
+  SubjectErased,
 } from '@chronicle/domain';
 import { RecordedEvent } from '@chronicle/event-store';
 import { DocumentChange } from '../read-store.port';
@@ -12,7 +13,7 @@ import { Projection } from './projection';
 export const customersProjection: Projection = {
   name: 'customers',
   collection: 'customers',
-  eventTypes: ['CustomerRegistered.v1', 'CustomerChanged.v1'],
+  eventTypes: ['CustomerRegistered.v1', 'CustomerChanged.v1', 'SubjectErased.v1'],
   project(event: RecordedEvent): DocumentChange[] {
     switch (event.type) {
       case 'CustomerRegistered.v1': {
@@ -37,6 +38,12 @@ export const customersProjection: Projection = {
             set: pickCustomerFields(data.changes, CUSTOMER_CLIENT_FIELD_NAMES),
           },
         ];
+      }
+      case 'SubjectErased.v1': {
+        const data = event.data as SubjectErased['data'];
+        if (data.kind !== 'customer') return [];
+        const id = Number(data.subject.slice('customer-'.length));
+        return [{ collection: 'customers', id, position: event.position, remove: true }];
       }
       default:
         return [];

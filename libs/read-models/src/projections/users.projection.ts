@@ -1,4 +1,10 @@
-import { CLIENT_FIELD_NAMES, pickUserFields, UserPatched, UserRegistered } from '@chronicle/domain';
+import {
+  CLIENT_FIELD_NAMES,
+  pickUserFields,
+  SubjectErased,
+  UserPatched,
+  UserRegistered,
+} from '@chronicle/domain';
 import { RecordedEvent } from '@chronicle/event-store';
 import { DocumentChange, UserDocument, userDocumentFields } from '../read-store.port';
 import { Projection } from './projection';
@@ -7,7 +13,7 @@ import { Projection } from './projection';
 export const usersProjection: Projection = {
   name: 'users',
   collection: 'users',
-  eventTypes: ['UserRegistered.v2', 'UserPatched.v1'],
+  eventTypes: ['UserRegistered.v2', 'UserPatched.v1', 'SubjectErased.v1'],
   project(event: RecordedEvent): DocumentChange[] {
     switch (event.type) {
       case 'UserRegistered.v2': {
@@ -24,11 +30,19 @@ export const usersProjection: Projection = {
         const set = { ...changes, modifiedon: data.modifiedon, revision: event.revision };
         return [{ collection: 'users', id: data.userId, position: event.position, set }];
       }
+      case 'SubjectErased.v1': {
+        const data = event.data as SubjectErased['data'];
+        if (data.kind !== 'user') return [];
+        return [{ collection: 'users', id: userIdOf(data.subject), position: event.position, remove: true }];
+      }
       default:
         return [];
     }
   },
 };
+
+/** The user id of an erased person's subject, `user-<id>`. */
+const userIdOf = (subject: string): string => subject.slice('user-'.length);
 
 /** A user document with a change's fields set over it: what every store does with a change. */
 export function withUserChange(
@@ -51,7 +65,8 @@ export function foldUserDocument(
   let folded: Partial<UserDocument> | null = doc;
   for (const event of events) {
     for (const change of usersProjection.project(event)) {
-      if (change.collection === 'users') folded = withUserChange(folded ?? {}, change.set);
+      if (change.collection !== 'users') continue;
+      folded = change.remove ? null : withUserChange(folded ?? {}, change.set);
     }
   }
   return folded === null ? null : ({ id, ...userDocumentFields(folded) } as UserDocument);

@@ -1,9 +1,11 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import {
   ChainBreak,
+  ChainLink,
   chainEncoding,
   comparePositions,
   EventData,
+  EventMetadata,
   EventStore,
   GENESIS_HASH,
   LogQuery,
@@ -63,7 +65,7 @@ export class ListAuditEventsHandler implements IQueryHandler<ListAuditEventsQuer
       const { link, previous } = links[index];
       if (withChain) {
         record.chained =
-          link === null || secretFieldsIn(link.type, JSON.parse(link.data) as EventData).length > 0
+          link === null || holdsWhatIsNeverShown(link)
             ? null
             : chainEncoding(scope, link, previous?.hash ?? GENESIS_HASH);
       }
@@ -90,4 +92,16 @@ export class ListAuditEventsHandler implements IQueryHandler<ListAuditEventsQuer
     }
     return { events: matches, next: null };
   }
+}
+
+/**
+ * Whether the stored text holds a secret, or personal values as ciphertext: the audit shows
+ * neither (API.md: payloads are plaintext or erased, never ciphertext), so not their chained text.
+ */
+function holdsWhatIsNeverShown(link: ChainLink): boolean {
+  const metadata = JSON.parse(link.metadata) as Partial<EventMetadata>;
+  return (
+    metadata.personalData === 'encrypted' ||
+    secretFieldsIn(link.type, JSON.parse(link.data) as EventData).length > 0
+  );
 }

@@ -1,5 +1,11 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { customerDecider, customerStreamName, NotFoundError } from '@chronicle/domain';
+import {
+  customerDecider,
+  customerStreamName,
+  ErasedError,
+  isErasedSubject,
+  NotFoundError,
+} from '@chronicle/domain';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { CustomerResult } from '../change-customer/change-customer.command';
 import { GetCustomerQuery } from './get-customer.query';
@@ -16,6 +22,7 @@ export class GetCustomerHandler implements IQueryHandler<GetCustomerQuery, Custo
 
   async execute({ customerId }: GetCustomerQuery): Promise<CustomerResult> {
     const { state, revision } = await this.repository.load(customerDecider, customerStreamName(customerId));
+    if (isErasedSubject(state)) throw new ErasedError('Customer', state.erasedAt);
     if (!state.exists || revision === null) throw new NotFoundError('Customer');
     return { customer: state, revision };
   }

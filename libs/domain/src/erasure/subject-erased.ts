@@ -1,0 +1,55 @@
+import { DomainError, NotFoundError } from '../shared/domain-error';
+import { DomainEvent } from '../shared/event';
+
+/** Whose personal data is erased as one: a person (the account with its user) or a customer. */
+export type ErasedSubjectKind = 'user' | 'customer';
+
+/**
+ * A subject was erased (API.md "Personal data"): appended to its stream (`user-<id>`,
+ * `customer-<id>`), then its data key is destroyed. `subject` is the stream's name.
+ */
+export type SubjectErased = DomainEvent<
+  'SubjectErased.v1',
+  { subject: string; kind: ErasedSubjectKind; erasedAt: string }
+>;
+
+/** What an erased subject's stream folds to: nothing about it is readable or changeable any more. */
+export interface ErasedSubject {
+  exists: false;
+  erasedAt: string;
+}
+
+/** The subject asked for was erased: gone for good (410), not merely unknown. */
+export class ErasedError extends DomainError {
+  readonly code = 'erased';
+  constructor(
+    what: string,
+    readonly erasedAt: string,
+  ) {
+    super(`${what} was erased`);
+    this.name = 'ErasedError';
+  }
+}
+
+export function isErasedSubject(state: { exists: boolean }): state is ErasedSubject {
+  return !state.exists && 'erasedAt' in state;
+}
+
+/** The one event of an erasure, once its subject exists; none again once it was erased. */
+export function decideErasure(
+  state: { exists: boolean },
+  subject: string,
+  kind: ErasedSubjectKind,
+  now: string,
+  what: string,
+): SubjectErased[] {
+  if (isErasedSubject(state)) return [];
+  if (!state.exists) throw new NotFoundError(what);
+  return [{ type: 'SubjectErased.v1', data: { subject, kind, erasedAt: now } }];
+}
+
+/** When the subject of a stream's events was erased, or null: its SubjectErased.v1 among them. */
+export function erasedAtIn(events: readonly { type: string; data: unknown }[]): string | null {
+  const erased = events.find((event) => event.type === 'SubjectErased.v1');
+  return erased === undefined ? null : (erased.data as SubjectErased['data']).erasedAt;
+}

@@ -1,0 +1,220 @@
+import type { ChainLink, ChainScope } from '../integrity/history-chain';
+import {
+  AppendResult,
+  ChainRef,
+  EventData,
+  EventStore,
+  EventSubscription,
+  ExpectedRevision,
+  LinkedChainLink,
+  LogPage,
+  LogQuery,
+  NewEvent,
+  ReadAllOptions,
+  RecordedEvent,
+  SubscribeOptions,
+  SubscriptionMessage,
+} from '../event-store.port';
+import { Position } from '../position';
+import { DataKeyRing } from './data-key-ring';
+import { DataSubject, SubjectErasedError, SubjectKey, subjectName } from './data-key-store.port';
+import {
+  decryptPersonalValue,
+  encryptPersonalValue,
+  isEncryptedValue,
+  PersonalValue,
+} from './personal-value-codec';
+
+/** Where a stored event type keeps personal values, and whose they are (the domain's declaration). */
+export interface PersonalFields {
+  subject(data: Readonly<Record<string, unknown>>): DataSubject;
+  fields: readonly string[];
+  /** The object member that holds them, when not the data itself (a patch's `changes`). */
+  within?: string;
+}
+
+export type PersonalFieldsOf = (storedType: string) => PersonalFields | undefined;
+
+/** Events read in one batch of keys by readAll: one call to the key store per this many. */
+const READ_BATCH = 256;
+
+/**
+ * The EventStore port with personal values encrypted: on append each personal value is stored
+ * as AES-256-GCM ciphertext under its subject's key (metadata `personalData: 'encrypted'`), and
+ * every read decrypts it, or gives `null` with `erased: true` once the subject's key is destroyed.
+ * The one place values are decrypted: aggregates, projections, the audit and exports all read
+ * through it. The chain covers what is stored, so its reads pass through untouched.
+ */
+export class PersonalDataEventStore extends EventStore {
+  constructor(
+    readonly inner: EventStore,
+    readonly keys: DataKeyRing,
+    private readonly personalFieldsOf: PersonalFieldsOf,
+  ) {
+    super();
+  }
+
+  override async append(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+  ): Promise<AppendResult> {
+    return this.inner.append(stream, await this.encrypted(events), expected);
+  }
+
+  override async readStream(stream: string, options?: { fromRevision?: number }): Promise<RecordedEvent[]> {
+    return this.decrypted(await this.inner.readStream(stream, options));
+  }
+
+  override async queryLog(query: LogQuery): Promise<LogPage> {
+    const page = await this.inner.queryLog(query);
+    return { events: await this.decrypted(page.events), next: page.next };
+  }
+
+  override async *readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
+    let batch: RecordedEvent[] = [];
+    for await (const event of this.inner.readAll(options)) {
+      batch.push(event);
+      if (batch.length < READ_BATCH) continue;
+      yield* await this.decrypted(batch);
+      batch = [];
+    }
+    if (batch.length > 0) yield* await this.decrypted(batch);
+  }
+
+  override subscribeToAll(options?: SubscribeOptions): EventSubscription {
+    const subscription = this.inner.subscribeToAll(options);
+    const decrypted = (events: RecordedEvent[]) => this.decrypted(events);
+    return {
+      close: () => subscription.close(),
+      [Symbol.asyncIterator](): AsyncIterator<SubscriptionMessage> {
+        const iterator = subscription[Symbol.asyncIterator]();
+        return {
+          async next() {
+            const result = await iterator.next();
+            if (result.done || result.value.kind !== 'event') return result;
+            const [event] = await decrypted([result.value.event]);
+            return { done: false, value: { kind: 'event', event } };
+          },
+          async return() {
+            await subscription.close();
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    };
+  }
+
+  /** Events as stored but decrypted: the audit's raw view shows no ciphertext either. */
+  override asStored(): EventStore {
+    return this;
+  }
+
+  override get chainScope(): ChainScope {
+    return this.inner.chainScope;
+  }
+
+  override readChain(): AsyncIterable<ChainLink> {
+    return this.inner.readChain();
+  }
+
+  override readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]> {
+    return this.inner.readChainLinks(events);
+  }
+
+  override headPosition(): Promise<Position | null> {
+    return this.inner.headPosition();
+  }
+
+  override endPosition(): Promise<Position | null> {
+    return this.inner.endPosition();
+  }
+
+  override ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  override async close(): Promise<void> {
+    await this.inner.close();
+    await this.keys.close();
+  }
+
+  private async encrypted(events: NewEvent[]): Promise<NewEvent[]> {
+    const subjects = this.subjectsOf(events);
+    if (subjects.length === 0) return events;
+    const keys = await this.keys.forWriting(subjects);
+    return events.map((event) => {
+      const personal = this.personalFieldsOf(event.type);
+      if (personal === undefined) return event;
+      const subject = personal.subject(event.data);
+      const key = keys.get(subjectName(subject))!;
+      if (key.state === 'erased') throw new SubjectErasedError(key.erasure);
+      const data = mapPersonal(event.data, personal, (field, value) =>
+        encryptPersonalValue(key.key, subject, field, value as PersonalValue),
+      );
+      return { ...event, data, metadata: { ...event.metadata, personalData: 'encrypted' } };
+    });
+  }
+
+  private async decrypted(events: RecordedEvent[]): Promise<RecordedEvent[]> {
+    const subjects = this.subjectsOf(events);
+    if (subjects.length === 0) return events;
+    const keys = await this.keys.forReading(subjects);
+    return events.map((event) => {
+      const personal = this.personalFieldsOf(event.type);
+      return personal === undefined ? event : decryptedEvent(event, personal, keys);
+    });
+  }
+
+  private subjectsOf(events: readonly { type: string; data: EventData }[]): DataSubject[] {
+    const subjects: DataSubject[] = [];
+    for (const event of events) {
+      const personal = this.personalFieldsOf(event.type);
+      if (personal !== undefined) subjects.push(personal.subject(event.data));
+    }
+    return subjects;
+  }
+}
+
+function decryptedEvent(
+  event: RecordedEvent,
+  personal: PersonalFields,
+  keys: ReadonlyMap<string, SubjectKey>,
+): RecordedEvent {
+  const subject = personal.subject(event.data);
+  const name = subjectName(subject);
+  const key = keys.get(name);
+  if (key?.state === 'erased') {
+    return { ...event, data: mapPersonal(event.data, personal, () => null), erased: true };
+  }
+  // Written before values were encrypted (or `history protect`ed): plaintext, shown as stored.
+  if (event.metadata.personalData !== 'encrypted') return event;
+  if (key === undefined) {
+    throw new Error(
+      `The data key of ${name} is missing from the key store, so ${event.type} at ${event.stream}@${event.revision} ` +
+        'cannot be read: was DATA_DIR (or the data_keys collection) restored without its key store?',
+    );
+  }
+  // A value not in the encrypted form was put there outside the service (the chain shows where):
+  // shown as stored, which is no ciphertext.
+  const data = mapPersonal(event.data, personal, (field, value) =>
+    isEncryptedValue(value) ? decryptPersonalValue(key, subject, field, value) : value,
+  );
+  return { ...event, data };
+}
+
+/** The data with each present personal value replaced by `map(field, value)`; the rest shared. */
+function mapPersonal(
+  data: EventData,
+  { fields, within }: PersonalFields,
+  map: (field: string, value: unknown) => unknown,
+): EventData {
+  const holder = within === undefined ? data : (data[within] as Record<string, unknown> | undefined);
+  if (holder === undefined || holder === null) return data;
+  const mapped: Record<string, unknown> = { ...holder };
+  for (const field of fields) {
+    if (holder[field] !== undefined)
+      mapped[field] = map(within === undefined ? field : `${within}.${field}`, holder[field]);
+  }
+  return within === undefined ? mapped : { ...data, [within]: mapped };
+}
