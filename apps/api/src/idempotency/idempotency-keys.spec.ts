@@ -11,10 +11,14 @@ import {
   requestFingerprint,
 } from './idempotency-keys';
 import { KEYS_PER_ACCOUNT } from './idempotency-store';
-import { IDEMPOTENCY_FILE } from '@chronicle/event-store';
+import { IDEMPOTENCY_FILE, SqliteEventStore } from '@chronicle/event-store';
+import { newEvent } from '../../../../libs/event-store/src/new-event.spec-helper';
 import { SqliteIdempotencyStore } from './sqlite-idempotency-store';
 
 const config = { tokenSecret: Buffer.alloc(32, 9), requestTimeoutSeconds: 30 } as ChronicleConfig;
+let attempts = 0;
+/** A request's id: the correlation id of the events it writes. */
+const attempt = () => `request-${++attempts}`;
 const held = (outcome: KeyOutcome): HeldKey => {
   expect(outcome).toHaveProperty('held');
   return (outcome as { held: HeldKey }).held;
@@ -23,35 +27,38 @@ const held = (outcome: KeyOutcome): HeldKey => {
 describe('IdempotencyKeys', () => {
   let dir: string;
   let store: SqliteIdempotencyStore;
+  let log: SqliteEventStore;
   let now: number;
   let keys: IdempotencyKeys;
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'idempotency-keys-'));
     store = new SqliteIdempotencyStore(dir);
+    log = SqliteEventStore.open(dir);
     now = 1_800_000_000_000;
-    keys = new IdempotencyKeys(store, config, () => now);
+    keys = new IdempotencyKeys(store, log, config, () => now);
   });
   afterEach(async () => {
     await keys.onApplicationShutdown();
+    await log.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('replays a kept answer: status, the headers that matter and the body', async () => {
-    const first = held(await keys.begin('a-1', 'k', 'fp'));
+    const first = held(await keys.begin('a-1', 'k', 'fp', attempt()));
     const body = Buffer.from('{"access_token":"secret-token"}');
     await first.finish(
       201,
       { 'content-type': 'application/json', location: '/x/1', 'x-request-id': 'r' },
       body,
     );
-    expect(await keys.begin('a-1', 'k', 'fp')).toEqual({
+    expect(await keys.begin('a-1', 'k', 'fp', attempt())).toEqual({
       replay: { status: 201, headers: { 'content-type': 'application/json', location: '/x/1' }, body },
     });
   });
 
   it('keeps answers sealed: no byte of them is readable in the store', async () => {
-    const first = held(await keys.begin('a-1', 'k', 'fp'));
+    const first = held(await keys.begin('a-1', 'k', 'fp', attempt()));
     await first.finish(201, {}, '{"access_token":"secret-token"}');
     const db = (store as unknown as { db: { prepare(sql: string): { all(): { response: string }[] } } }).db;
     const [row] = db.prepare('SELECT response FROM idempotency').all();
@@ -60,33 +67,112 @@ describe('IdempotencyKeys', () => {
   });
 
   it('refuses another request under the key (422) and a repeat while it runs (409)', async () => {
-    held(await keys.begin('a-1', 'k', 'fp'));
-    await expect(keys.begin('a-1', 'k', 'other')).rejects.toBeInstanceOf(UnprocessableEntityException);
-    await expect(keys.begin('a-1', 'k', 'fp')).rejects.toBeInstanceOf(ConflictException);
+    held(await keys.begin('a-1', 'k', 'fp', attempt()));
+    await expect(keys.begin('a-1', 'k', 'other', attempt())).rejects.toBeInstanceOf(
+      UnprocessableEntityException,
+    );
+    await expect(keys.begin('a-1', 'k', 'fp', attempt())).rejects.toBeInstanceOf(ConflictException);
   });
 
   it('gives the key up when the request failed, and takes over the key of a request that died', async () => {
-    await held(await keys.begin('a-1', 'k', 'fp')).finish(422, {}, '{}');
-    expect(await keys.begin('a-1', 'k', 'fp')).toHaveProperty('held');
+    await held(await keys.begin('a-1', 'k', 'fp', attempt())).finish(422, {}, '{}');
+    expect(await keys.begin('a-1', 'k', 'fp', attempt())).toHaveProperty('held');
     // Running within its lease (twice REQUEST_TIMEOUT): a repeat is told so.
     now += 59_999;
-    await expect(keys.begin('a-1', 'k', 'fp')).rejects.toBeInstanceOf(ConflictException);
+    await expect(keys.begin('a-1', 'k', 'fp', attempt())).rejects.toBeInstanceOf(ConflictException);
     now += 1;
-    expect(await keys.begin('a-1', 'k', 'fp')).toHaveProperty('held');
+    expect(await keys.begin('a-1', 'k', 'fp', attempt())).toHaveProperty('held');
+  });
+
+  describe('after a request that died between its append and its kept answer', () => {
+    const LEASE_MS = 60_000;
+    /** An event of the request `request`, as its handler would have appended it. */
+    const writtenBy = (request: string, stream = 'customer-1') => {
+      const event = newEvent('CustomerRegistered.v1');
+      return log.append(
+        stream,
+        [{ ...event, metadata: { ...event.metadata, correlationId: request } }],
+        'any',
+      );
+    };
+
+    it('answers the retry 409 idempotency-key-answer-lost, for good, and never runs it again', async () => {
+      // An event of another request, before the key is taken: not the dead request's.
+      await writtenBy('request-before', 'customer-0');
+      const dead = attempt();
+      held(await keys.begin('a-1', 'k', 'fp', dead));
+      await writtenBy(dead);
+      now += LEASE_MS;
+      const lost = { response: { type: 'idempotency-key-answer-lost' } };
+      await expect(keys.begin('a-1', 'k', 'fp', attempt())).rejects.toMatchObject(lost);
+      // Kept as the key's answer: no second look at the log.
+      const queryLog = jest.spyOn(log, 'queryLog');
+      await expect(keys.begin('a-1', 'k', 'fp', attempt())).rejects.toMatchObject(lost);
+      await expect(keys.begin('a-1', 'k', 'other', attempt())).rejects.toBeInstanceOf(
+        UnprocessableEntityException,
+      );
+      expect(queryLog).not.toHaveBeenCalled();
+    });
+
+    it('refuses another request under the key (422) when the dead one wrote', async () => {
+      const dead = attempt();
+      held(await keys.begin('a-1', 'k', 'fp', dead));
+      await writtenBy(dead);
+      now += LEASE_MS;
+      await expect(keys.begin('a-1', 'k', 'other', attempt())).rejects.toBeInstanceOf(
+        UnprocessableEntityException,
+      );
+      await expect(keys.begin('a-1', 'k', 'fp', attempt())).rejects.toMatchObject({
+        response: { type: 'idempotency-key-answer-lost' },
+      });
+    });
+
+    it('runs the retry when the dead request wrote nothing, and keeps its answer', async () => {
+      // The correlation of a request before the key was taken (the log's end was noted after it).
+      await writtenBy('request-before');
+      held(await keys.begin('a-1', 'k', 'fp', 'request-before'));
+      now += LEASE_MS;
+      const retry = held(await keys.begin('a-1', 'k', 'fp', attempt()));
+      // The retry holds the key now: a repeat while it runs is told so.
+      await expect(keys.begin('a-1', 'k', 'fp', attempt())).rejects.toBeInstanceOf(ConflictException);
+      await retry.finish(201, {}, '{"id":1}');
+      expect(await keys.begin('a-1', 'k', 'fp', attempt())).toEqual({
+        replay: { status: 201, headers: {}, body: Buffer.from('{"id":1}') },
+      });
+    });
+
+    it("gives a dead request's key to one of two parallel retries", async () => {
+      held(await keys.begin('a-1', 'k', 'fp', attempt()));
+      now += LEASE_MS;
+      const other = new IdempotencyKeys(new SqliteIdempotencyStore(dir), log, config, () => now);
+      try {
+        const outcomes = await Promise.allSettled([
+          keys.begin('a-1', 'k', 'fp', attempt()),
+          other.begin('a-1', 'k', 'fp', attempt()),
+        ]);
+        expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+        const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+        expect(refused?.reason).toMatchObject({ response: { type: 'idempotency-key-in-flight' } });
+      } finally {
+        await other.onApplicationShutdown();
+      }
+    });
   });
 
   it(`keeps at most ${KEYS_PER_ACCOUNT} keys of an account, plus the few since its last trim, whatever the flood`, async () => {
     for (let i = 0; i < 3 * KEYS_PER_ACCOUNT; i++) {
       now++;
-      await held(await keys.begin('a-1', `key-${i}`, 'fp')).finish(200, {}, `{"n":${i}}`);
+      await held(await keys.begin('a-1', `key-${i}`, 'fp', attempt())).finish(200, {}, `{"n":${i}}`);
     }
     const db = (store as unknown as { db: { prepare(sql: string): { get(): { n: number } } } }).db;
     const { n } = db.prepare('SELECT count(*) AS n FROM idempotency').get();
     expect(n).toBeGreaterThanOrEqual(KEYS_PER_ACCOUNT);
     expect(n).toBeLessThanOrEqual(KEYS_PER_ACCOUNT + 16);
     // The newest are the ones kept.
-    expect('replay' in (await keys.begin('a-1', `key-${3 * KEYS_PER_ACCOUNT - 1}`, 'fp'))).toBe(true);
-    expect('held' in (await keys.begin('a-1', 'key-0', 'fp'))).toBe(true);
+    expect('replay' in (await keys.begin('a-1', `key-${3 * KEYS_PER_ACCOUNT - 1}`, 'fp', attempt()))).toBe(
+      true,
+    );
+    expect('held' in (await keys.begin('a-1', 'key-0', 'fp', attempt()))).toBe(true);
     expect(statSync(join(dir, IDEMPOTENCY_FILE)).size).toBeLessThan(1024 * 1024);
   });
 

@@ -6,7 +6,6 @@ import {
   hkdfSync,
   KeyObject,
   randomBytes,
-  randomUUID,
 } from 'node:crypto';
 import {
   BadRequestException,
@@ -16,7 +15,8 @@ import {
   UnprocessableEntityException,
 } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
-import { IdempotencyStore, KEYS_PER_ACCOUNT } from './idempotency-store';
+import { EventStore, formatPosition, parsePosition, type Position } from '@chronicle/event-store';
+import { Claim, IdempotencyStore, KEYS_PER_ACCOUNT, KeyRecord } from './idempotency-store';
 
 /** The longest key taken (the IETF httpapi draft leaves it to the server). */
 export const MAX_KEY_LENGTH = 255;
@@ -37,6 +37,12 @@ const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'vary'] as const;
 /** New keys between two trims of an account's records: the bound is KEYS_PER_ACCOUNT plus this. */
 const TRIM_EVERY = 16;
 const PRUNE_INTERVAL_MS = 60_000;
+/**
+ * Kept for a key whose first request wrote its events and died before its answer was kept: the
+ * answer cannot be rebuilt (it may have held a token), and running the request again would write
+ * twice. Not sealed: it holds nothing.
+ */
+const ANSWER_LOST = 'lost';
 
 /** The first answer to a key, as kept (sealed) and replayed. */
 export interface KeptAnswer {
@@ -80,6 +86,16 @@ export const keyReused = () =>
     detail: 'This Idempotency-Key was used for another request (method, path or body).',
   });
 
+/** The same request again after the first under its key wrote its events and died unanswered: 409. */
+export const answerLost = () =>
+  new ConflictException({
+    type: 'idempotency-key-answer-lost',
+    title: 'Idempotency-Key answer lost',
+    detail:
+      'The first request with this Idempotency-Key was carried out, but the server failed before its ' +
+      'answer was kept; it is not run again. Read the resource to see its effect.',
+  });
+
 /** The same request again while the first under its key still runs: 409. */
 export const keyInFlight = () =>
   new ConflictException({
@@ -92,8 +108,15 @@ export const keyInFlight = () =>
  * Idempotency-Key on POST and PATCH (IETF httpapi draft), per account: the first request under a
  * key runs and its answer is kept (sealed: it may hold an access token) for 24 hours; the same
  * request again gets that answer and writes nothing; another request under the key is refused
- * (422), and so is a repeat while the first still runs (409). Per request with a key: one claim
- * (one keyed write) before, one keyed update after.
+ * (422), and so is a repeat while the first still runs (409). Per request with a key: a read of
+ * the event log's end and one claim (one keyed write) before, one keyed update after.
+ *
+ * A request that dies between its append and its kept answer (a crash) leaves its key unanswered.
+ * Once its lease is over, a retry looks for the dead request's events in the log, by their
+ * correlation id (the request's id, kept as the key's owner) after the log's end it noted: found,
+ * the key is answered 409 idempotency-key-answer-lost for good; none, the retry runs. The same
+ * path on both shapes: the embedded store answers from its correlation index, EventStoreDB scans
+ * its log from the noted end.
  */
 @Injectable()
 export class IdempotencyKeys implements OnApplicationShutdown {
@@ -105,6 +128,7 @@ export class IdempotencyKeys implements OnApplicationShutdown {
 
   constructor(
     private readonly store: IdempotencyStore,
+    private readonly log: EventStore,
     config: ChronicleConfig,
     private readonly now: () => number = () => Date.now(),
   ) {
@@ -115,33 +139,62 @@ export class IdempotencyKeys implements OnApplicationShutdown {
     this.leaseMs = 2 * config.requestTimeoutSeconds * 1000;
   }
 
-  async begin(account: string, header: string, fingerprint: string): Promise<KeyOutcome> {
+  /** `request` is the request's id: the correlation id of every event it writes. */
+  async begin(account: string, header: string, fingerprint: string, request: string): Promise<KeyOutcome> {
     const key = hash('sha256', parseIdempotencyKey(header), 'base64url');
     this.startPruning();
-    const owner = randomUUID();
-    const held = await this.store.claim({
+    // Before the claim, so before anything the request writes: its events lie after this end.
+    const end = await this.log.endPosition();
+    const claim = (): Claim => ({
       scope: account,
       key,
       fingerprint,
-      owner,
+      owner: request,
+      after: end === null ? null : formatPosition(end),
       now: this.now(),
-      leaseMs: this.leaseMs,
     });
-    if (held === null) {
-      if (++this.claims % TRIM_EVERY === 0) await this.store.trim(account, KEYS_PER_ACCOUNT);
-      return {
-        held: {
-          finish: (status, headers, payload) => this.finish(account, key, owner, status, headers, payload),
-        },
-      };
+    for (;;) {
+      const held = await this.store.claim(claim());
+      if (held === null) {
+        if (++this.claims % TRIM_EVERY === 0) await this.store.trim(account, KEYS_PER_ACCOUNT);
+        return this.holding(account, key, request);
+      }
+      if (held.response !== null || held.started > this.now() - this.leaseMs) {
+        if (held.fingerprint !== fingerprint) throw keyReused();
+        if (held.response === null) throw keyInFlight();
+        if (held.response === ANSWER_LOST) throw answerLost();
+        return { replay: this.unseal(held.response) };
+      }
+      // Its request died unanswered (its lease is over): did it write before it died?
+      if (await this.wroteEvents(held)) {
+        await this.store.complete(account, key, held.owner, ANSWER_LOST);
+        throw held.fingerprint === fingerprint ? answerLost() : keyReused();
+      }
+      if (await this.store.takeOver(claim(), held.owner)) return this.holding(account, key, request);
+      // Another retry took it first: look again.
     }
-    if (held.fingerprint !== fingerprint) {
-      throw keyReused();
+  }
+
+  private holding(account: string, key: string, owner: string): KeyOutcome {
+    return {
+      held: {
+        finish: (status, headers, payload) => this.finish(account, key, owner, status, headers, payload),
+      },
+    };
+  }
+
+  /**
+   * Whether the log holds an event of the record's request: its correlation id, after the end it
+   * noted. EventStoreDB, which cannot filter by metadata, answers a page at a time within a budget.
+   */
+  private async wroteEvents(record: KeyRecord): Promise<boolean> {
+    let after: Position | undefined = parsePosition(record.after ?? '') ?? undefined;
+    for (;;) {
+      const page = await this.log.queryLog({ after, correlationId: record.owner, limit: 1 });
+      if (page.events.length > 0) return true;
+      if (page.next === null) return false;
+      after = page.next;
     }
-    if (held.response === null) {
-      throw keyInFlight();
-    }
-    return { replay: this.unseal(held.response) };
   }
 
   onApplicationShutdown(): Promise<void> {
