@@ -1,3 +1,4 @@
+import { createCipheriv, hash, hkdfSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import {
   requestFingerprint,
 } from './idempotency-keys';
 import { KEYS_PER_ACCOUNT } from './idempotency-store';
-import { IDEMPOTENCY_FILE, SqliteEventStore } from '@chronicle/event-store';
+import { IDEMPOTENCY_FILE, SqliteEventStore, UnreadableCiphertextError } from '@chronicle/event-store';
 import { newEvent } from '../../../../libs/event-store/src/new-event.spec-helper';
 import { SqliteIdempotencyStore } from './sqlite-idempotency-store';
 
@@ -64,6 +65,62 @@ describe('IdempotencyKeys', () => {
     const [row] = db.prepare('SELECT response FROM idempotency').all();
     expect(row.response).not.toContain('secret');
     expect(Buffer.from(row.response, 'base64').toString('latin1')).not.toContain('secret');
+  });
+
+  describe('kept answers, sealed by the one AES-GCM helper', () => {
+    const storedKey = (header: string) => hash('sha256', header, 'base64url');
+    const db = () =>
+      (store as unknown as { db: { prepare(sql: string): { run(...args: unknown[]): unknown } } }).db;
+    const keepAs = (response: string) =>
+      db().prepare('UPDATE idempotency SET response = ? WHERE key = ?').run(response, storedKey('k'));
+    /** An answer as the code before the helper sealed it: base64 of IV, tag, ciphertext, no associated data. */
+    const oldLayout = (plain: object): string => {
+      const key = Buffer.from(
+        hkdfSync('sha256', config.tokenSecret, '', 'chronicle idempotency answers', 32),
+      );
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const sealed = Buffer.concat([cipher.update(JSON.stringify(plain), 'utf8'), cipher.final()]);
+      return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+    };
+    const answer = { status: 201, headers: { location: '/customers/7' }, body: Buffer.from('{"id":7}') };
+    const asKept = { ...answer, body: answer.body.toString('base64') };
+
+    it('still opens an answer kept in the old layout until it expires', async () => {
+      await held(await keys.begin('a-1', 'k', 'fp', attempt())).finish(201, {}, 'replaced below');
+      keepAs(oldLayout(asKept));
+      expect(await keys.begin('a-1', 'k', 'fp', attempt())).toEqual({ replay: answer });
+    });
+
+    it('refuses an altered answer in either layout, and one moved to another key', async () => {
+      await held(await keys.begin('a-1', 'k', 'fp', attempt())).finish(201, answer.headers, answer.body);
+      const rows = db() as unknown as { prepare(sql: string): { get(key: string): { response: string } } };
+      const { response } = rows.prepare('SELECT response FROM idempotency WHERE key = ?').get(storedKey('k'));
+      expect(response.startsWith('v2:')).toBe(true);
+      expect(await keys.begin('a-1', 'k', 'fp', attempt())).toEqual({ replay: answer });
+      const flipped = (text: string, at: number, alphabet: string) =>
+        text.slice(0, at) + (text[at] === alphabet[0] ? alphabet[1] : alphabet[0]) + text.slice(at + 1);
+      // A byte of the IV, the ciphertext and the tag, each altered in turn.
+      for (const at of [4, Math.floor(response.length / 2), response.length - 2]) {
+        keepAs(flipped(response, at, 'AB'));
+        await expect(keys.begin('a-1', 'k', 'fp', attempt())).rejects.toBeInstanceOf(
+          UnreadableCiphertextError,
+        );
+      }
+      const old = oldLayout(asKept);
+      for (const at of [2, 20, old.length - 4]) {
+        keepAs(flipped(old, at, 'AB'));
+        await expect(keys.begin('a-1', 'k', 'fp', attempt())).rejects.toBeInstanceOf(
+          UnreadableCiphertextError,
+        );
+      }
+      // Bound to its account and key: the same bytes under another key are not replayed.
+      await held(await keys.begin('a-1', 'k2', 'fp', attempt())).finish(201, {}, '{}');
+      db().prepare('UPDATE idempotency SET response = ? WHERE key = ?').run(response, storedKey('k2'));
+      await expect(keys.begin('a-1', 'k2', 'fp', attempt())).rejects.toBeInstanceOf(
+        UnreadableCiphertextError,
+      );
+    });
   });
 
   it('refuses another request under the key (422) and a repeat while it runs (409)', async () => {

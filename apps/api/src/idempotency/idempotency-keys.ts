@@ -1,12 +1,4 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createSecretKey,
-  hash,
-  hkdfSync,
-  KeyObject,
-  randomBytes,
-} from 'node:crypto';
+import { createSecretKey, hash, hkdfSync, KeyObject } from 'node:crypto';
 import {
   BadRequestException,
   ConflictException,
@@ -15,7 +7,16 @@ import {
   UnprocessableEntityException,
 } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
-import { EventStore, formatPosition, parsePosition, type Position } from '@chronicle/event-store';
+import {
+  AES_GCM_IV_BYTES,
+  AES_GCM_TAG_BYTES,
+  aesGcmOpen,
+  aesGcmSeal,
+  EventStore,
+  formatPosition,
+  parsePosition,
+  type Position,
+} from '@chronicle/event-store';
 import { Claim, IdempotencyStore, KEYS_PER_ACCOUNT, KeyRecord } from './idempotency-store';
 
 /** The longest key taken (the IETF httpapi draft leaves it to the server). */
@@ -43,6 +44,14 @@ const PRUNE_INTERVAL_MS = 60_000;
  * twice. Not sealed: it holds nothing.
  */
 const ANSWER_LOST = 'lost';
+/**
+ * Marks an answer sealed by aesGcmSeal (IV, ciphertext, tag; base64url after it), bound to its
+ * account and key. ':' is not in base64's alphabet: an answer kept before it (base64 of IV, tag,
+ * ciphertext, bound to nothing) never starts so, and is still opened until it expires.
+ */
+const SEALED = 'v2:';
+/** Kept answers from before SEALED were bound to no associated data: GCM's empty AAD. */
+const UNBOUND = Buffer.alloc(0);
 
 /** The first answer to a key, as kept (sealed) and replayed. */
 export interface KeptAnswer {
@@ -163,7 +172,7 @@ export class IdempotencyKeys implements OnApplicationShutdown {
         if (held.fingerprint !== fingerprint) throw keyReused();
         if (held.response === null) throw keyInFlight();
         if (held.response === ANSWER_LOST) throw answerLost();
-        return { replay: this.unseal(held.response) };
+        return { replay: this.unseal(held.response, account, key) };
       }
       // Its request died unanswered (its lease is over): did it write before it died?
       if (await this.wroteEvents(held)) {
@@ -218,27 +227,44 @@ export class IdempotencyKeys implements OnApplicationShutdown {
       if (typeof value === 'string' || typeof value === 'number') kept[name] = String(value);
     }
     const body = Buffer.isBuffer(payload) ? payload : Buffer.from(typeof payload === 'string' ? payload : '');
-    await this.store.complete(account, key, owner, this.seal({ status, headers: kept, body }));
+    await this.store.complete(account, key, owner, this.seal({ status, headers: kept, body }, account, key));
   }
 
-  /** AES-256-GCM under a key derived from TOKEN_SECRET: nothing kept is readable without it. */
-  private seal(answer: KeptAnswer): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.sealingKey, iv);
+  /**
+   * AES-256-GCM (aesGcmSeal) under a key derived from TOKEN_SECRET, bound to the account and key:
+   * nothing kept is readable without it, nor replayed under another key.
+   */
+  private seal(answer: KeptAnswer, account: string, key: string): string {
     const plain = JSON.stringify({
       status: answer.status,
       headers: answer.headers,
       body: answer.body.toString('base64'),
     });
-    const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+    const sealed = aesGcmSeal(this.sealingKey, Buffer.from(plain, 'utf8'), boundTo(account, key));
+    return SEALED + sealed.toString('base64url');
   }
 
-  private unseal(text: string): KeptAnswer {
-    const bytes = Buffer.from(text, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.sealingKey, bytes.subarray(0, 12));
-    decipher.setAuthTag(bytes.subarray(12, 28));
-    const plain = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+  /**
+   * The answer seal made, or one kept in the layout before it (IV, tag, ciphertext; no associated
+   * data), read by the same helper; an altered one is refused (UnreadableCiphertextError).
+   */
+  private unseal(text: string, account: string, key: string): KeptAnswer {
+    let sealed: Buffer;
+    let aad: Buffer;
+    if (text.startsWith(SEALED)) {
+      sealed = Buffer.from(text.slice(SEALED.length), 'base64url');
+      aad = boundTo(account, key);
+    } else {
+      const old = Buffer.from(text, 'base64');
+      const tagEnd = AES_GCM_IV_BYTES + AES_GCM_TAG_BYTES;
+      sealed = Buffer.concat([
+        old.subarray(0, AES_GCM_IV_BYTES),
+        old.subarray(tagEnd),
+        old.subarray(AES_GCM_IV_BYTES, tagEnd),
+      ]);
+      aad = UNBOUND;
+    }
+    const plain = aesGcmOpen(this.sealingKey, sealed, aad, 'A kept Idempotency-Key answer').toString('utf8');
     const { status, headers, body } = JSON.parse(plain) as {
       status: number;
       headers: Record<string, string>;
@@ -256,4 +282,9 @@ export class IdempotencyKeys implements OnApplicationShutdown {
     );
     this.pruning.unref();
   }
+}
+
+/** What a kept answer is bound to: its account and (hashed) key. */
+function boundTo(account: string, key: string): Buffer {
+  return Buffer.from(`chronicle idempotency answer\n${account}\n${key}`, 'utf8');
 }
