@@ -198,6 +198,30 @@ describe('IdempotencyKeys', () => {
       });
     });
 
+    it('keeps a failure (5xx) that came after its events were written as a lost answer, and frees one that wrote nothing', async () => {
+      /** The key's outcome once the failed request's key is settled (in flight until then). */
+      const settled = async (key: string): Promise<KeyOutcome> => {
+        for (;;) {
+          try {
+            return await keys.begin('a-1', key, 'fp', attempt());
+          } catch (error) {
+            const type = (error as { response?: { type?: string } }).response?.type;
+            if (type !== 'idempotency-key-in-flight') throw error;
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+        }
+      };
+      // The store timed out after it had written: the client got a 503.
+      const wrote = attempt();
+      const first = held(await keys.begin('a-1', 'k', 'fp', wrote));
+      await writtenBy(wrote);
+      await first.finish(503, {}, '{}');
+      await expect(settled('k')).rejects.toMatchObject({ response: { type: 'idempotency-key-answer-lost' } });
+      // A failure that wrote nothing keeps nothing: the retry runs.
+      await held(await keys.begin('a-1', 'k2', 'fp', attempt())).finish(500, {}, '{}');
+      expect(await settled('k2')).toHaveProperty('held');
+    });
+
     it("gives a dead request's key to one of two parallel retries", async () => {
       held(await keys.begin('a-1', 'k', 'fp', attempt()));
       now += LEASE_MS;

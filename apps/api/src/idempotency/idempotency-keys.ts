@@ -67,6 +67,9 @@ export interface HeldKey {
 
 export type KeyOutcome = { held: HeldKey } | { replay: KeptAnswer };
 
+/** A request that held a key: its id (its events' correlation id) and the log's end before it wrote. */
+type Attempt = Pick<KeyRecord, 'owner' | 'after'>;
+
 /** What identifies a request under its key: method, path (no query: credentials travel there) and body. */
 export function requestFingerprint(method: string, url: string, body: unknown): string {
   const path = url.split('?')[0];
@@ -154,19 +157,13 @@ export class IdempotencyKeys implements OnApplicationShutdown {
     this.startPruning();
     // Before the claim, so before anything the request writes: its events lie after this end.
     const end = await this.log.endPosition();
-    const claim = (): Claim => ({
-      scope: account,
-      key,
-      fingerprint,
-      owner: request,
-      after: end === null ? null : formatPosition(end),
-      now: this.now(),
-    });
+    const attempt: Attempt = { owner: request, after: end === null ? null : formatPosition(end) };
+    const claim = (): Claim => ({ scope: account, key, fingerprint, ...attempt, now: this.now() });
     for (;;) {
       const held = await this.store.claim(claim());
       if (held === null) {
         if (++this.claims % TRIM_EVERY === 0) await this.store.trim(account, KEYS_PER_ACCOUNT);
-        return this.holding(account, key, request);
+        return this.holding(account, key, attempt);
       }
       if (held.response !== null || held.started > this.now() - this.leaseMs) {
         if (held.fingerprint !== fingerprint) throw keyReused();
@@ -179,15 +176,15 @@ export class IdempotencyKeys implements OnApplicationShutdown {
         await this.store.complete(account, key, held.owner, ANSWER_LOST);
         throw held.fingerprint === fingerprint ? answerLost() : keyReused();
       }
-      if (await this.store.takeOver(claim(), held.owner)) return this.holding(account, key, request);
+      if (await this.store.takeOver(claim(), held.owner)) return this.holding(account, key, attempt);
       // Another retry took it first: look again.
     }
   }
 
-  private holding(account: string, key: string, owner: string): KeyOutcome {
+  private holding(account: string, key: string, attempt: Attempt): KeyOutcome {
     return {
       held: {
-        finish: (status, headers, payload) => this.finish(account, key, owner, status, headers, payload),
+        finish: (status, headers, payload) => this.finish(account, key, attempt, status, headers, payload),
       },
     };
   }
@@ -196,7 +193,7 @@ export class IdempotencyKeys implements OnApplicationShutdown {
    * Whether the log holds an event of the record's request: its correlation id, after the end it
    * noted. EventStoreDB, which cannot filter by metadata, answers a page at a time within a budget.
    */
-  private async wroteEvents(record: KeyRecord): Promise<boolean> {
+  private async wroteEvents(record: Attempt): Promise<boolean> {
     let after: Position | undefined = parsePosition(record.after ?? '') ?? undefined;
     for (;;) {
       const page = await this.log.queryLog({ after, correlationId: record.owner, limit: 1 });
@@ -214,12 +211,19 @@ export class IdempotencyKeys implements OnApplicationShutdown {
   private async finish(
     account: string,
     key: string,
-    owner: string,
+    attempt: Attempt,
     status: number,
     headers: Record<string, unknown>,
     payload: unknown,
   ): Promise<void> {
-    // A refused or failed request wrote nothing: its key is given up, and a retry runs again.
+    const { owner } = attempt;
+    if (status >= 500) {
+      // A failure may follow a committed append (a store that timed out after writing): settled
+      // once the answer has left, and left to the lease when the log cannot tell.
+      void this.settleFailure(account, key, attempt).catch(() => undefined);
+      return;
+    }
+    // A refused request wrote nothing: its key is given up, and a retry runs again.
     if (status >= 400) return this.store.release(account, key, owner);
     const kept: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) {
@@ -228,6 +232,12 @@ export class IdempotencyKeys implements OnApplicationShutdown {
     }
     const body = Buffer.isBuffer(payload) ? payload : Buffer.from(typeof payload === 'string' ? payload : '');
     await this.store.complete(account, key, owner, this.seal({ status, headers: kept, body }, account, key));
+  }
+
+  /** A failed request's key: a lost answer if it wrote, else given up so that a retry runs again. */
+  private async settleFailure(account: string, key: string, attempt: Attempt): Promise<void> {
+    if (await this.wroteEvents(attempt)) await this.store.complete(account, key, attempt.owner, ANSWER_LOST);
+    else await this.store.release(account, key, attempt.owner);
   }
 
   /**
