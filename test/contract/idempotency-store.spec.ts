@@ -14,8 +14,8 @@ const claimOf = (owner: string, fields: Partial<Claim> = {}): Claim => ({
   key: 'k',
   fingerprint: 'fp',
   owner,
+  after: `${owner.length}`,
   now: T,
-  leaseMs: LEASE,
   ...fields,
 });
 
@@ -39,6 +39,8 @@ function contract(name: string, open: OpenInstances<IdempotencyStore>) {
         fingerprint: 'fp',
         started: T,
         response: null,
+        owner: 'a',
+        after: '1',
       });
       await other.complete('account-1', 'k', 'b', 'not the holder');
       await store.complete('account-1', 'k', 'a', 'sealed answer');
@@ -46,6 +48,8 @@ function contract(name: string, open: OpenInstances<IdempotencyStore>) {
         fingerprint: 'fp',
         started: T,
         response: 'sealed answer',
+        owner: 'a',
+        after: '1',
       });
     });
 
@@ -56,19 +60,41 @@ function contract(name: string, open: OpenInstances<IdempotencyStore>) {
       expect(results.filter((result) => result === null)).toHaveLength(1);
     });
 
+    it('gives the key of a request that died to exactly one of many parallel takeovers', async () => {
+      expect(await store.claim(claimOf('dead'))).toBeNull();
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 ? store : other).takeOver(claimOf(`r${i}`, { now: T + LEASE }), 'dead'),
+        ),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+
     it('keeps keys per account', async () => {
       expect(await store.claim(claimOf('a'))).toBeNull();
       expect(await other.claim(claimOf('b', { scope: 'account-2' }))).toBeNull();
     });
 
-    it('frees a released key, an expired answer and a request that outlived its lease', async () => {
+    it('frees a released key, an expired answer and, when asked, the key of a request that died', async () => {
       expect(await store.claim(claimOf('a'))).toBeNull();
       await store.release('account-1', 'k', 'a');
       expect(await other.claim(claimOf('b'))).toBeNull();
-      // b died without an answer: after its lease, the key is taken over.
-      expect(await store.claim(claimOf('c', { now: T + LEASE - 1 }))).not.toBeNull();
-      expect(await store.claim(claimOf('c', { now: T + LEASE }))).toBeNull();
+      // b died without an answer: its record is shown until a claim takes the key over from it.
+      expect(await store.claim(claimOf('c', { now: T + LEASE }))).toMatchObject({
+        owner: 'b',
+        response: null,
+      });
+      expect(await store.takeOver(claimOf('c', { now: T + LEASE }), 'b')).toBe(true);
+      // Taken already: another retry that saw b's record is told so.
+      expect(await other.takeOver(claimOf('x', { now: T + LEASE }), 'b')).toBe(false);
+      expect(await other.claim(claimOf('d', { now: T + LEASE }))).toMatchObject({
+        owner: 'c',
+        started: T + LEASE,
+        after: '1',
+      });
       await store.complete('account-1', 'k', 'c', 'answer');
+      // An answered key is never taken over.
+      expect(await other.takeOver(claimOf('d', { now: T + LEASE }), 'c')).toBe(false);
       // An answer is kept for the window, then the key is new again.
       expect(await other.claim(claimOf('d', { now: T + LEASE + IDEMPOTENCY_WINDOW_MS - 1 }))).not.toBeNull();
       expect(await other.claim(claimOf('d', { now: T + LEASE + IDEMPOTENCY_WINDOW_MS }))).toBeNull();

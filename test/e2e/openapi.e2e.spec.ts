@@ -223,7 +223,7 @@ describe('the OpenAPI document', () => {
       expect({ path, method, refusals: refusals(path, method, 409) }).toEqual({
         path,
         method,
-        refusals: expect.arrayContaining(['idempotency-key-in-flight']),
+        refusals: expect.arrayContaining(['idempotency-key-in-flight', 'idempotency-key-answer-lost']),
       });
       expect({ path, method, refusals: refusals(path, method, 422) }).toEqual({
         path,
@@ -231,8 +231,16 @@ describe('the OpenAPI document', () => {
         refusals: expect.arrayContaining(['idempotency-key-reused']),
       });
     }
-    expect(refusals('/customers/{id}', 'patch', 409)).toEqual(['conflict', 'idempotency-key-in-flight']);
-    expect(refusals('/api/v1/accounts', 'post', 409)).toEqual(['email-taken', 'idempotency-key-in-flight']);
+    expect(refusals('/customers/{id}', 'patch', 409)).toEqual([
+      'conflict',
+      'idempotency-key-in-flight',
+      'idempotency-key-answer-lost',
+    ]);
+    expect(refusals('/api/v1/accounts', 'post', 409)).toEqual([
+      'email-taken',
+      'idempotency-key-in-flight',
+      'idempotency-key-answer-lost',
+    ]);
   });
 
   it('declares the semantic refusals of the customer and account routes', () => {

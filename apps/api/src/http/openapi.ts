@@ -17,7 +17,7 @@ import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { FieldDeclarations } from '@chronicle/domain';
 import { Problem, PROBLEM_CONTENT_TYPE, toProblem } from './problem-details';
 import { dtoSchemaOf } from './validation';
-import { IDEMPOTENCY_KEY_SCHEMA, keyInFlight, keyReused } from '../idempotency/idempotency-keys';
+import { answerLost, IDEMPOTENCY_KEY_SCHEMA, keyInFlight, keyReused } from '../idempotency/idempotency-keys';
 import { takesIdempotencyKey } from '../idempotency/idempotency.interceptor';
 
 class FieldErrorDto {
@@ -243,7 +243,8 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   description:
     'Up to 255 visible ASCII characters, unique per request of this account. The same request under the ' +
     'same key within 24 hours gets the first answer again and writes nothing more; another request ' +
-    'under it is 422 (idempotency-key-reused); a repeat while the first runs is 409 (idempotency-key-in-flight).',
+    'under it is 422 (idempotency-key-reused); a repeat while the first runs is 409 (idempotency-key-in-flight); ' +
+    'a repeat after the first wrote and the server failed before answering it is 409 (idempotency-key-answer-lost).',
   schema: IDEMPOTENCY_KEY_SCHEMA,
 };
 
@@ -254,6 +255,10 @@ const IDEMPOTENCY_REFUSALS = [
     'the first request with this Idempotency-Key is still running; retry when it is answered.',
   ),
   refusal(keyReused(), 'this Idempotency-Key was used for another request (method, path or body).'),
+  refusal(
+    answerLost(),
+    'the first request with this Idempotency-Key was carried out, but the server failed before keeping its answer.',
+  ),
 ];
 
 /** Declares `declared` on an operation's responses, beside the refusals its status already lists. */

@@ -1,13 +1,4 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createSecretKey,
-  hash,
-  hkdfSync,
-  KeyObject,
-  randomBytes,
-  randomUUID,
-} from 'node:crypto';
+import { createSecretKey, hash, hkdfSync, KeyObject } from 'node:crypto';
 import {
   BadRequestException,
   ConflictException,
@@ -16,7 +7,17 @@ import {
   UnprocessableEntityException,
 } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
-import { IdempotencyStore, KEYS_PER_ACCOUNT } from './idempotency-store';
+import {
+  AES_GCM_IV_BYTES,
+  AES_GCM_TAG_BYTES,
+  aesGcmOpen,
+  aesGcmSeal,
+  EventStore,
+  formatPosition,
+  parsePosition,
+  type Position,
+} from '@chronicle/event-store';
+import { Claim, IdempotencyStore, KEYS_PER_ACCOUNT, KeyRecord } from './idempotency-store';
 
 /** The longest key taken (the IETF httpapi draft leaves it to the server). */
 export const MAX_KEY_LENGTH = 255;
@@ -37,6 +38,20 @@ const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'vary'] as const;
 /** New keys between two trims of an account's records: the bound is KEYS_PER_ACCOUNT plus this. */
 const TRIM_EVERY = 16;
 const PRUNE_INTERVAL_MS = 60_000;
+/**
+ * Kept for a key whose first request wrote its events and died before its answer was kept: the
+ * answer cannot be rebuilt (it may have held a token), and running the request again would write
+ * twice. Not sealed: it holds nothing.
+ */
+const ANSWER_LOST = 'lost';
+/**
+ * Marks an answer sealed by aesGcmSeal (IV, ciphertext, tag; base64url after it), bound to its
+ * account and key. ':' is not in base64's alphabet: an answer kept before it (base64 of IV, tag,
+ * ciphertext, bound to nothing) never starts so, and is still opened until it expires.
+ */
+const SEALED = 'v2:';
+/** Kept answers from before SEALED were bound to no associated data: GCM's empty AAD. */
+const UNBOUND = Buffer.alloc(0);
 
 /** The first answer to a key, as kept (sealed) and replayed. */
 export interface KeptAnswer {
@@ -51,6 +66,9 @@ export interface HeldKey {
 }
 
 export type KeyOutcome = { held: HeldKey } | { replay: KeptAnswer };
+
+/** A request that held a key: its id (its events' correlation id) and the log's end before it wrote. */
+type Attempt = Pick<KeyRecord, 'owner' | 'after'>;
 
 /** What identifies a request under its key: method, path (no query: credentials travel there) and body. */
 export function requestFingerprint(method: string, url: string, body: unknown): string {
@@ -80,6 +98,16 @@ export const keyReused = () =>
     detail: 'This Idempotency-Key was used for another request (method, path or body).',
   });
 
+/** The same request again after the first under its key wrote its events and died unanswered: 409. */
+export const answerLost = () =>
+  new ConflictException({
+    type: 'idempotency-key-answer-lost',
+    title: 'Idempotency-Key answer lost',
+    detail:
+      'The first request with this Idempotency-Key was carried out, but the server failed before its ' +
+      'answer was kept; it is not run again. Read the resource to see its effect.',
+  });
+
 /** The same request again while the first under its key still runs: 409. */
 export const keyInFlight = () =>
   new ConflictException({
@@ -92,8 +120,15 @@ export const keyInFlight = () =>
  * Idempotency-Key on POST and PATCH (IETF httpapi draft), per account: the first request under a
  * key runs and its answer is kept (sealed: it may hold an access token) for 24 hours; the same
  * request again gets that answer and writes nothing; another request under the key is refused
- * (422), and so is a repeat while the first still runs (409). Per request with a key: one claim
- * (one keyed write) before, one keyed update after.
+ * (422), and so is a repeat while the first still runs (409). Per request with a key: a read of
+ * the event log's end and one claim (one keyed write) before, one keyed update after.
+ *
+ * A request that dies between its append and its kept answer (a crash) leaves its key unanswered.
+ * Once its lease is over, a retry looks for the dead request's events in the log, by their
+ * correlation id (the request's id, kept as the key's owner) after the log's end it noted: found,
+ * the key is answered 409 idempotency-key-answer-lost for good; none, the retry runs. The same
+ * path on both shapes: the embedded store answers from its correlation index, EventStoreDB scans
+ * its log from the noted end.
  */
 @Injectable()
 export class IdempotencyKeys implements OnApplicationShutdown {
@@ -105,6 +140,7 @@ export class IdempotencyKeys implements OnApplicationShutdown {
 
   constructor(
     private readonly store: IdempotencyStore,
+    private readonly log: EventStore,
     config: ChronicleConfig,
     private readonly now: () => number = () => Date.now(),
   ) {
@@ -115,33 +151,56 @@ export class IdempotencyKeys implements OnApplicationShutdown {
     this.leaseMs = 2 * config.requestTimeoutSeconds * 1000;
   }
 
-  async begin(account: string, header: string, fingerprint: string): Promise<KeyOutcome> {
+  /** `request` is the request's id: the correlation id of every event it writes. */
+  async begin(account: string, header: string, fingerprint: string, request: string): Promise<KeyOutcome> {
     const key = hash('sha256', parseIdempotencyKey(header), 'base64url');
     this.startPruning();
-    const owner = randomUUID();
-    const held = await this.store.claim({
-      scope: account,
-      key,
-      fingerprint,
-      owner,
-      now: this.now(),
-      leaseMs: this.leaseMs,
-    });
-    if (held === null) {
-      if (++this.claims % TRIM_EVERY === 0) await this.store.trim(account, KEYS_PER_ACCOUNT);
-      return {
-        held: {
-          finish: (status, headers, payload) => this.finish(account, key, owner, status, headers, payload),
-        },
-      };
+    // Before the claim, so before anything the request writes: its events lie after this end.
+    const end = await this.log.endPosition();
+    const attempt: Attempt = { owner: request, after: end === null ? null : formatPosition(end) };
+    const claim = (): Claim => ({ scope: account, key, fingerprint, ...attempt, now: this.now() });
+    for (;;) {
+      const held = await this.store.claim(claim());
+      if (held === null) {
+        if (++this.claims % TRIM_EVERY === 0) await this.store.trim(account, KEYS_PER_ACCOUNT);
+        return this.holding(account, key, attempt);
+      }
+      if (held.response !== null || held.started > this.now() - this.leaseMs) {
+        if (held.fingerprint !== fingerprint) throw keyReused();
+        if (held.response === null) throw keyInFlight();
+        if (held.response === ANSWER_LOST) throw answerLost();
+        return { replay: this.unseal(held.response, account, key) };
+      }
+      // Its request died unanswered (its lease is over): did it write before it died?
+      if (await this.wroteEvents(held)) {
+        await this.store.complete(account, key, held.owner, ANSWER_LOST);
+        throw held.fingerprint === fingerprint ? answerLost() : keyReused();
+      }
+      if (await this.store.takeOver(claim(), held.owner)) return this.holding(account, key, attempt);
+      // Another retry took it first: look again.
     }
-    if (held.fingerprint !== fingerprint) {
-      throw keyReused();
+  }
+
+  private holding(account: string, key: string, attempt: Attempt): KeyOutcome {
+    return {
+      held: {
+        finish: (status, headers, payload) => this.finish(account, key, attempt, status, headers, payload),
+      },
+    };
+  }
+
+  /**
+   * Whether the log holds an event of the record's request: its correlation id, after the end it
+   * noted. EventStoreDB, which cannot filter by metadata, answers a page at a time within a budget.
+   */
+  private async wroteEvents(record: Attempt): Promise<boolean> {
+    let after: Position | undefined = parsePosition(record.after ?? '') ?? undefined;
+    for (;;) {
+      const page = await this.log.queryLog({ after, correlationId: record.owner, limit: 1 });
+      if (page.events.length > 0) return true;
+      if (page.next === null) return false;
+      after = page.next;
     }
-    if (held.response === null) {
-      throw keyInFlight();
-    }
-    return { replay: this.unseal(held.response) };
   }
 
   onApplicationShutdown(): Promise<void> {
@@ -152,12 +211,19 @@ export class IdempotencyKeys implements OnApplicationShutdown {
   private async finish(
     account: string,
     key: string,
-    owner: string,
+    attempt: Attempt,
     status: number,
     headers: Record<string, unknown>,
     payload: unknown,
   ): Promise<void> {
-    // A refused or failed request wrote nothing: its key is given up, and a retry runs again.
+    const { owner } = attempt;
+    if (status >= 500) {
+      // A failure may follow a committed append (a store that timed out after writing): settled
+      // once the answer has left, and left to the lease when the log cannot tell.
+      void this.settleFailure(account, key, attempt).catch(() => undefined);
+      return;
+    }
+    // A refused request wrote nothing: its key is given up, and a retry runs again.
     if (status >= 400) return this.store.release(account, key, owner);
     const kept: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) {
@@ -165,27 +231,50 @@ export class IdempotencyKeys implements OnApplicationShutdown {
       if (typeof value === 'string' || typeof value === 'number') kept[name] = String(value);
     }
     const body = Buffer.isBuffer(payload) ? payload : Buffer.from(typeof payload === 'string' ? payload : '');
-    await this.store.complete(account, key, owner, this.seal({ status, headers: kept, body }));
+    await this.store.complete(account, key, owner, this.seal({ status, headers: kept, body }, account, key));
   }
 
-  /** AES-256-GCM under a key derived from TOKEN_SECRET: nothing kept is readable without it. */
-  private seal(answer: KeptAnswer): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.sealingKey, iv);
+  /** A failed request's key: a lost answer if it wrote, else given up so that a retry runs again. */
+  private async settleFailure(account: string, key: string, attempt: Attempt): Promise<void> {
+    if (await this.wroteEvents(attempt)) await this.store.complete(account, key, attempt.owner, ANSWER_LOST);
+    else await this.store.release(account, key, attempt.owner);
+  }
+
+  /**
+   * AES-256-GCM (aesGcmSeal) under a key derived from TOKEN_SECRET, bound to the account and key:
+   * nothing kept is readable without it, nor replayed under another key.
+   */
+  private seal(answer: KeptAnswer, account: string, key: string): string {
     const plain = JSON.stringify({
       status: answer.status,
       headers: answer.headers,
       body: answer.body.toString('base64'),
     });
-    const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+    const sealed = aesGcmSeal(this.sealingKey, Buffer.from(plain, 'utf8'), boundTo(account, key));
+    return SEALED + sealed.toString('base64url');
   }
 
-  private unseal(text: string): KeptAnswer {
-    const bytes = Buffer.from(text, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.sealingKey, bytes.subarray(0, 12));
-    decipher.setAuthTag(bytes.subarray(12, 28));
-    const plain = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+  /**
+   * The answer seal made, or one kept in the layout before it (IV, tag, ciphertext; no associated
+   * data), read by the same helper; an altered one is refused (UnreadableCiphertextError).
+   */
+  private unseal(text: string, account: string, key: string): KeptAnswer {
+    let sealed: Buffer;
+    let aad: Buffer;
+    if (text.startsWith(SEALED)) {
+      sealed = Buffer.from(text.slice(SEALED.length), 'base64url');
+      aad = boundTo(account, key);
+    } else {
+      const old = Buffer.from(text, 'base64');
+      const tagEnd = AES_GCM_IV_BYTES + AES_GCM_TAG_BYTES;
+      sealed = Buffer.concat([
+        old.subarray(0, AES_GCM_IV_BYTES),
+        old.subarray(tagEnd),
+        old.subarray(AES_GCM_IV_BYTES, tagEnd),
+      ]);
+      aad = UNBOUND;
+    }
+    const plain = aesGcmOpen(this.sealingKey, sealed, aad, 'A kept Idempotency-Key answer').toString('utf8');
     const { status, headers, body } = JSON.parse(plain) as {
       status: number;
       headers: Record<string, string>;
@@ -203,4 +292,9 @@ export class IdempotencyKeys implements OnApplicationShutdown {
     );
     this.pruning.unref();
   }
+}
+
+/** What a kept answer is bound to: its account and (hashed) key. */
+function boundTo(account: string, key: string): Buffer {
+  return Buffer.from(`chronicle idempotency answer\n${account}\n${key}`, 'utf8');
 }

@@ -11,6 +11,16 @@ export interface KeyRecord {
   started: number;
   /** The answer, sealed (see IdempotencyKeys); null while the request is still running. */
   response: string | null;
+  /**
+   * The attempt that holds the key: its request's id, which is the correlation id of every event
+   * the request writes. A request that died unanswered is found in the event log by it.
+   */
+  owner: string;
+  /**
+   * The end of the event log (a formatted position) when the attempt took the key: every event it
+   * wrote lies after it. Null: from the log's start (an empty log, or a record from before it was kept).
+   */
+  after: string | null;
 }
 
 export interface Claim {
@@ -19,11 +29,11 @@ export interface Claim {
   /** SHA-256 of the key: every key takes the same room. */
   key: string;
   fingerprint: string;
-  /** A random id of this attempt: only it may complete or release the key. */
+  /** The request's id (its events' correlation id): only this attempt may complete or release the key. */
   owner: string;
+  /** The end of the event log before the request writes anything (KeyRecord.after). */
+  after: string | null;
   now: number;
-  /** A request still running after this many milliseconds has died: its key may be taken over. */
-  leaseMs: number;
 }
 
 /**
@@ -33,11 +43,17 @@ export interface Claim {
  */
 export abstract class IdempotencyStore {
   /**
-   * Takes the key for the attempt `claim.owner`, atomically across instances, unless a live record
-   * holds it: then that record (answered, or still running). An expired record, or one whose
-   * request has outlived its lease, is taken over. One write keyed by (account, key).
+   * Takes the key for the attempt `claim.owner`, atomically across instances, unless a record of
+   * the window holds it: then that record (answered, running, or left by a request that died). An
+   * expired record is taken over. One write keyed by (account, key).
    */
   abstract claim(claim: Claim): Promise<KeyRecord | null>;
+
+  /**
+   * Takes the key from the unanswered record of the attempt `from` (its request died), unless
+   * another claim took it first or it was answered meanwhile: then false.
+   */
+  abstract takeOver(claim: Claim, from: string): Promise<boolean>;
 
   /** Records the answer of the attempt that holds the key. */
   abstract complete(scope: string, key: string, owner: string, response: string): Promise<void>;
@@ -54,20 +70,7 @@ export abstract class IdempotencyStore {
   abstract close(): Promise<void>;
 }
 
-/**
- * Records that no longer hold their key at `claim.now`: started at or before `expired` (the window
- * is over), or still unanswered and started at or before `leaseEnded` (its request has died).
- */
-export function takeoverBounds(claim: Pick<Claim, 'now' | 'leaseMs'>): {
-  expired: number;
-  leaseEnded: number;
-} {
-  return { expired: claim.now - IDEMPOTENCY_WINDOW_MS, leaseEnded: claim.now - claim.leaseMs };
-}
-
-/** Whether a record still holds its key: answered within the window, or running within its lease. */
-export function isLive(record: KeyRecord, claim: Pick<Claim, 'now' | 'leaseMs'>): boolean {
-  const { expired, leaseEnded } = takeoverBounds(claim);
-  if (record.started <= expired) return false;
-  return record.response !== null || record.started > leaseEnded;
+/** Whether a record's window is over at `now`: its key is free again. */
+export function isExpired(record: Pick<KeyRecord, 'started'>, now: number): boolean {
+  return record.started <= now - IDEMPOTENCY_WINDOW_MS;
 }

@@ -37,7 +37,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const account = request.user?.accountId;
     if (typeof header !== 'string' || !account) return next.handle();
     const fingerprint = requestFingerprint(request.method, request.url, request.body);
-    return from(this.keys.begin(account, header, fingerprint)).pipe(
+    return from(this.keys.begin(account, header, fingerprint, request.id)).pipe(
       mergeMap((outcome) => {
         if ('held' in outcome) {
           request[HELD] = outcome.held;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
+import { EventStore } from '@chronicle/event-store';
 import { IdempotencyKeys } from './idempotency-keys';
 import { IdempotencyStore } from './idempotency-store';
 import { SqliteIdempotencyStore } from './sqlite-idempotency-store';
@@ -22,8 +23,9 @@ import { SqliteIdempotencyStore } from './sqlite-idempotency-store';
     },
     {
       provide: IdempotencyKeys,
-      useFactory: (store: IdempotencyStore, config: ChronicleConfig) => new IdempotencyKeys(store, config),
-      inject: [IdempotencyStore, ChronicleConfig],
+      useFactory: (store: IdempotencyStore, log: EventStore, config: ChronicleConfig) =>
+        new IdempotencyKeys(store, log, config),
+      inject: [IdempotencyStore, EventStore, ChronicleConfig],
     },
   ],
   exports: [IdempotencyKeys],

@@ -1,16 +1,28 @@
 import { type Collection, type MongoClient, MongoServerError } from 'mongodb';
 import { databaseFromUri } from '@chronicle/event-store';
 import { mongoClient } from '@chronicle/event-store/mongo';
-import { Claim, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, isLive, KeyRecord } from './idempotency-store';
+import { Claim, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, isExpired, KeyRecord } from './idempotency-store';
 
-interface KeyDocument extends KeyRecord {
+interface KeyDocument extends Omit<KeyRecord, 'after'> {
   _id: { scope: string; key: string };
-  owner: string;
+  /** Absent on records from before it was kept. */
+  after?: string | null;
 }
 
 const COLLECTION = 'idempotency_keys';
 const DUPLICATE_KEY = 11000;
 const BY_SCOPE = { '_id.scope': 1, started: -1 } as const;
+
+function document(claim: Claim): KeyDocument {
+  return {
+    _id: { scope: claim.scope, key: claim.key },
+    fingerprint: claim.fingerprint,
+    owner: claim.owner,
+    started: claim.now,
+    response: null,
+    after: claim.after,
+  };
+}
 
 /**
  * Idempotency-Key records of the production shape, in MongoDB, shared by every API instance: a
@@ -30,13 +42,7 @@ export class MongoIdempotencyStore extends IdempotencyStore {
 
   async claim(claim: Claim): Promise<KeyRecord | null> {
     const _id = { scope: claim.scope, key: claim.key };
-    const ours: KeyDocument = {
-      _id,
-      fingerprint: claim.fingerprint,
-      owner: claim.owner,
-      started: claim.now,
-      response: null,
-    };
+    const ours = document(claim);
     for (;;) {
       try {
         await this.keys.insertOne(ours);
@@ -46,12 +52,20 @@ export class MongoIdempotencyStore extends IdempotencyStore {
       }
       const held = await this.keys.findOne({ _id });
       if (held === null) continue;
-      if (isLive(held, claim))
-        return { fingerprint: held.fingerprint, started: held.started, response: held.response };
-      // Expired, or its request died: taken over, unless another claim took it over first.
+      if (!isExpired(held, claim.now)) {
+        const { fingerprint, started, response, owner, after } = held;
+        return { fingerprint, started, response, owner, after: after ?? null };
+      }
+      // Expired: taken over, unless another claim took it over first.
       const taken = await this.keys.replaceOne({ _id, owner: held.owner }, ours);
       if (taken.modifiedCount === 1) return null;
     }
+  }
+
+  async takeOver(claim: Claim, from: string): Promise<boolean> {
+    const _id = { scope: claim.scope, key: claim.key };
+    const taken = await this.keys.replaceOne({ _id, owner: from, response: null }, document(claim));
+    return taken.modifiedCount === 1;
   }
 
   async complete(scope: string, key: string, owner: string, response: string): Promise<void> {

@@ -12,7 +12,7 @@ describe('SqliteIdempotencyStore', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('opens a database made with the by_start index: records kept, the index dropped', async () => {
+  it('opens a database made with the by_start index and without after_position: records kept, the index dropped', async () => {
     const old = openSidecarDatabase(dir, IDEMPOTENCY_FILE);
     old.exec(
       'CREATE TABLE idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, ' +
@@ -31,10 +31,17 @@ describe('SqliteIdempotencyStore', () => {
       key: 'k',
       fingerprint: 'fp',
       owner: 'b',
+      after: '7',
       now: 2_000,
-      leaseMs: 60_000,
     };
-    expect(await store.claim(claim)).toEqual({ fingerprint: 'fp', started: 1_000, response: 'answer' });
+    // Kept from before the log's end was: read as from the log's start.
+    expect(await store.claim(claim)).toEqual({
+      fingerprint: 'fp',
+      started: 1_000,
+      response: 'answer',
+      owner: 'a',
+      after: null,
+    });
     await store.close();
 
     const reopened = openSidecarDatabase(dir, IDEMPOTENCY_FILE);

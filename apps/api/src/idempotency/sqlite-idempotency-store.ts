@@ -1,19 +1,12 @@
 import type Database from 'better-sqlite3';
 import { IDEMPOTENCY_FILE, openSidecarDatabase } from '@chronicle/event-store';
-import {
-  Claim,
-  IDEMPOTENCY_WINDOW_MS,
-  IdempotencyStore,
-  isLive,
-  KeyRecord,
-  takeoverBounds,
-} from './idempotency-store';
+import { Claim, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, isExpired, KeyRecord } from './idempotency-store';
 
 /**
  * Idempotency-Key records of the embedded default, in `DATA_DIR/idempotency.db`: kept across
  * restarts and shared by every process on the data directory. A claim is one statement (an
- * upsert that takes the key only from a record that no longer holds it), so it is atomic across
- * processes and costs one commit; only a claim that finds the key held reads the record back.
+ * upsert that takes the key only from an expired record), so it is atomic across processes and
+ * costs one commit; only a claim that finds the key held reads the record back.
  */
 export class SqliteIdempotencyStore extends IdempotencyStore {
   private db: Database.Database | null = null;
@@ -25,7 +18,6 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
 
   claim(claim: Claim): Promise<KeyRecord | null> {
     const statements = this.open();
-    const { expired, leaseEnded } = takeoverBounds(claim);
     for (;;) {
       const taken = statements.claim.run(
         claim.scope,
@@ -33,14 +25,27 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
         claim.fingerprint,
         claim.owner,
         claim.now,
-        expired,
-        leaseEnded,
+        claim.after,
+        claim.now - IDEMPOTENCY_WINDOW_MS,
       );
       if (taken.changes === 1) return Promise.resolve(null);
       const held = statements.get.get(claim.scope, claim.key) as KeyRecord | undefined;
-      // Released between the two statements (its request failed): claim it again.
-      if (held !== undefined && isLive(held, claim)) return Promise.resolve(held);
+      // Released (its request failed) or expired between the two statements: claim it again.
+      if (held !== undefined && !isExpired(held, claim.now)) return Promise.resolve(held);
     }
+  }
+
+  takeOver(claim: Claim, from: string): Promise<boolean> {
+    const taken = this.open().takeOver.run(
+      claim.fingerprint,
+      claim.owner,
+      claim.now,
+      claim.after,
+      claim.scope,
+      claim.key,
+      from,
+    );
+    return Promise.resolve(taken.changes === 1);
   }
 
   complete(scope: string, key: string, owner: string, response: string): Promise<void> {
@@ -78,8 +83,10 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
       const db = openSidecarDatabase(this.dataDir, IDEMPOTENCY_FILE);
       db.exec(
         'CREATE TABLE IF NOT EXISTS idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, ' +
-          'owner TEXT NOT NULL, started INTEGER NOT NULL, response TEXT, PRIMARY KEY (scope, key)) WITHOUT ROWID',
+          'owner TEXT NOT NULL, started INTEGER NOT NULL, response TEXT, after_position TEXT, ' +
+          'PRIMARY KEY (scope, key)) WITHOUT ROWID',
       );
+      addAfterPosition(db);
       db.exec('CREATE INDEX IF NOT EXISTS idempotency_by_scope ON idempotency (scope, started)');
       // Every claim wrote a third B-tree for the prune alone; the prune walks by_scope instead.
       db.exec('DROP INDEX IF EXISTS idempotency_by_start');
@@ -95,12 +102,20 @@ type Statements = ReturnType<typeof prepare>;
 function prepare(db: Database.Database) {
   return {
     claim: db.prepare(
-      'INSERT INTO idempotency (scope, key, fingerprint, owner, started, response) VALUES (?, ?, ?, ?, ?, NULL) ' +
+      'INSERT INTO idempotency (scope, key, fingerprint, owner, started, response, after_position) ' +
+        'VALUES (?, ?, ?, ?, ?, NULL, ?) ' +
         'ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, ' +
-        'started = excluded.started, response = NULL ' +
-        'WHERE started <= ? OR (response IS NULL AND started <= ?)',
+        'started = excluded.started, response = NULL, after_position = excluded.after_position ' +
+        'WHERE started <= ?',
     ),
-    get: db.prepare('SELECT fingerprint, started, response FROM idempotency WHERE scope = ? AND key = ?'),
+    get: db.prepare(
+      'SELECT fingerprint, started, response, owner, after_position AS after FROM idempotency ' +
+        'WHERE scope = ? AND key = ?',
+    ),
+    takeOver: db.prepare(
+      'UPDATE idempotency SET fingerprint = ?, owner = ?, started = ?, after_position = ? ' +
+        'WHERE scope = ? AND key = ? AND owner = ? AND response IS NULL',
+    ),
     complete: db.prepare('UPDATE idempotency SET response = ? WHERE scope = ? AND key = ? AND owner = ?'),
     release: db.prepare(
       'DELETE FROM idempotency WHERE scope = ? AND key = ? AND owner = ? AND response IS NULL',
@@ -111,6 +126,20 @@ function prepare(db: Database.Database) {
     ),
     prune: pruneByScope(db),
   };
+}
+
+/**
+ * A database made before records kept the log's end (KeyRecord.after) gets the column; its records
+ * read as from the log's start. In the write lock: another process may be adding it too.
+ */
+function addAfterPosition(db: Database.Database): void {
+  const hasColumn = db.prepare<[], number>(
+    "SELECT count(*) FROM pragma_table_info('idempotency') WHERE name = 'after_position'",
+  );
+  if (hasColumn.pluck().get()) return;
+  db.transaction(() => {
+    if (!hasColumn.pluck().get()) db.exec('ALTER TABLE idempotency ADD COLUMN after_position TEXT');
+  }).immediate();
 }
 
 /**
