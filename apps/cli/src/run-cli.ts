@@ -27,6 +27,7 @@ import { BackupError } from './backup/data-dir-backup';
 import { cliRun } from './cli-run';
 import { registerAuditCommand } from './commands/audit.command';
 import { registerBackupCommands } from './commands/backup.command';
+import { registerExportCommand } from './commands/export.command';
 import { registerUsersCommands } from './commands/users.command';
 import { CommandFailedError } from './commands/command-failed.error';
 import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
@@ -170,6 +171,7 @@ export function buildProgram(
 
   registerAuditCommand(program, config);
   registerUsersCommands(program, config);
+  registerExportCommand(program, config);
   registerProjectionsCommands(program, config, withApp);
   registerBackupCommands(program, config, restoreTarget);
 
