@@ -14,7 +14,7 @@ export const ApiExportResponse = (document: Type, what: string) =>
   applyDecorators(
     ApiExtraModels(document, PersonalValueChangeDto, ExportedSessionDto, SentEmailDto, AuditRecordDto),
     ApiOkResponse({
-      description: `${what}, built from the history (docs/personal-data.md describes the document).`,
+      description: `${what}, built from the history (docs/personal-data-export.md describes the document).`,
       content: { 'application/json': { schema: { $ref: getSchemaPath(document) } } },
       headers: {
         'Content-Disposition': {
