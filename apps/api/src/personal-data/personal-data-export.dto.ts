@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
-import { EXPORT_SESSION_LIMIT } from '@chronicle/application';
+import { EXPORT_SESSION_LIMIT, EXPORT_SESSION_RECORD_LIMIT } from '@chronicle/application';
 import { AuditRecordDto } from '../audit/list-audit-events.dto';
 
 const DATE_TIME = { format: 'date-time' } as const;
@@ -130,7 +130,9 @@ export class UserExportDto {
 
   @ApiProperty({
     type: [ExportedSessionDto],
-    description: `The account's sessions, oldest first: the newest ${EXPORT_SESSION_LIMIT} of them.`,
+    description:
+      `The account's sessions, oldest first: the newest, at most ${EXPORT_SESSION_LIMIT} sessions ` +
+      `whose streams hold at most ${EXPORT_SESSION_RECORD_LIMIT} records in all.`,
   })
   sessions!: ExportedSessionDto[];
 

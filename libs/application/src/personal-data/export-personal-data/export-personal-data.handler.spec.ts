@@ -22,6 +22,7 @@ import { ExportPersonalDataHandler } from './export-personal-data.handler';
 import {
   CustomerExport,
   EXPORT_SESSION_LIMIT,
+  EXPORT_SESSION_RECORD_LIMIT,
   ExportPersonalDataQuery,
   UserExport,
 } from './export-personal-data.query';
@@ -352,6 +353,57 @@ describe('ExportPersonalDataHandler', () => {
     expect(exported.audit.filter((record) => record.stream.startsWith('session-'))).toHaveLength(
       EXPORT_SESSION_LIMIT,
     );
+  });
+
+  it(`keeps the sessions' records within ${EXPORT_SESSION_RECORD_LIMIT}, leaving out the oldest sessions`, async () => {
+    await openAda();
+    const session = (sessionId: string, tokens: number) => [
+      toNewEvent(
+        {
+          type: 'SessionStarted.v1',
+          data: {
+            accountId: 'a-ada',
+            sessionId,
+            startedWith: 'basic',
+            credentialsVersion: 0,
+            startedAt: at(0),
+            expiresAt: at(3600),
+          },
+        },
+        ADA,
+        new Date(T0),
+      ),
+      ...Array.from({ length: tokens }, (_, token) =>
+        toNewEvent(
+          {
+            type: 'SessionTokenIssued.v1',
+            data: {
+              accountId: 'a-ada',
+              sessionId,
+              tokenId: `${sessionId}-${token}`,
+              issuedWith: null,
+              credentialsVersion: 0,
+              issuedAt: at(0),
+              expiresAt: at(3600),
+            },
+          },
+          ADA,
+          new Date(T0),
+        ),
+      ),
+    ];
+    // Oldest to newest: 2 records, 19,999 records (a token minted again and again), 2 records.
+    await store.append(sessionStreamName('s-old'), session('s-old', 1), 'no_stream');
+    await store.append(
+      sessionStreamName('s-busy'),
+      session('s-busy', EXPORT_SESSION_RECORD_LIMIT - 2),
+      'no_stream',
+    );
+    await store.append(sessionStreamName('s-new'), session('s-new', 1), 'no_stream');
+    const exported = await exportUser('u-ada');
+    expect(exported.sessions.map((listed) => listed.id)).toEqual(['s-new']);
+    expect(exported.omitted).toEqual({ sessions: 2 });
+    expect(exported.audit.filter((record) => record.stream.startsWith('session-'))).toHaveLength(2);
   });
 
   it('exports a user without an account: no address, sessions or e-mails', async () => {

@@ -26,6 +26,7 @@ import { checkUserAccess } from '../../users/get-user/get-user.handler';
 import {
   CustomerExport,
   EXPORT_SESSION_LIMIT,
+  EXPORT_SESSION_RECORD_LIMIT,
   ExportedSession,
   ExportPersonalDataQuery,
   PersonalDataExport,
@@ -161,15 +162,17 @@ export class ExportPersonalDataHandler implements IQueryHandler<ExportPersonalDa
   }
 
   /**
-   * The newest EXPORT_SESSION_LIMIT sessions of the account, each from its own stream. Sessions
-   * are linked to their account only by the events' data: their starts are found by actor (the
-   * account starts its own sessions: an indexed query on the embedded store), checked against
-   * the data, and only the newest are kept while reading, so memory stays bounded.
+   * The account's newest sessions, each from its own stream: as many as fit in
+   * EXPORT_SESSION_LIMIT sessions and EXPORT_SESSION_RECORD_LIMIT records, so that the document
+   * stays bounded however often the person logs in or mints tokens. Sessions are linked to their
+   * account only by the events' data: their starts are found by actor (the account starts its own
+   * sessions: an indexed query on the embedded store) and checked against the data; only the
+   * newest ids are kept while reading.
    */
   private async sessions(
     accountId: string,
   ): Promise<{ sessions: ExportedSession[]; omitted: number; events: RecordedEvent[] }> {
-    const newest: string[] = [];
+    let newest: string[] = [];
     let found = 0;
     let after: Position | undefined;
     do {
@@ -183,18 +186,31 @@ export class ExportPersonalDataHandler implements IQueryHandler<ExportPersonalDa
         if (event.data.accountId !== accountId) continue;
         found += 1;
         newest.push(event.data.sessionId);
-        if (newest.length > EXPORT_SESSION_LIMIT) newest.shift();
+        // Trimmed in bulk: amortised O(1) per session, at most twice the limit held.
+        if (newest.length >= 2 * EXPORT_SESSION_LIMIT) newest = newest.slice(-EXPORT_SESSION_LIMIT);
       }
       after = page.next ?? undefined;
     } while (after !== undefined);
-    const streams = await inBatches(newest, (sessionId) =>
-      this.store.readStream(sessionStreamName(sessionId)),
-    );
-    const sessions = streams.flatMap((events) => {
+    // Newest first, until a limit is reached: the sessions left out are always the oldest.
+    const kept: RecordedEvent[][] = [];
+    let records = 0;
+    const candidates = newest.slice(-EXPORT_SESSION_LIMIT).reverse();
+    reading: for (let i = 0; i < candidates.length; i += READS_AT_ONCE) {
+      const batch = await Promise.all(
+        candidates.slice(i, i + READS_AT_ONCE).map((id) => this.store.readStream(sessionStreamName(id))),
+      );
+      for (const events of batch) {
+        if (records + events.length > EXPORT_SESSION_RECORD_LIMIT) break reading;
+        records += events.length;
+        kept.push(events);
+      }
+    }
+    kept.reverse();
+    const sessions = kept.flatMap((events) => {
       const session = sessionOf(events);
       return session === null ? [] : [session];
     });
-    return { sessions, omitted: found - newest.length, events: streams.flat() };
+    return { sessions, omitted: found - kept.length, events: kept.flat() };
   }
 
   /**

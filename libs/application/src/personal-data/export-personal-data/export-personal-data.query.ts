@@ -7,11 +7,14 @@ export type ExportSubject = { kind: 'user'; id: string } | { kind: 'customer'; i
 
 /**
  * The sessions an export lists at most: the newest ones. A person who logs in with Basic
- * credentials all day starts a session each time; the document stays bounded however many there
- * are, and `omitted.sessions` says how many older ones were left out (the admin audit,
- * GET /api/v1/audit/events?stream=session-<id>, still has them).
+ * credentials all day starts a session each time, and mints tokens within each: the document stays
+ * bounded however many there are. `omitted.sessions` says how many older ones were left out (the
+ * admin audit, GET /api/v1/audit/events?stream=session-<id>, still has them).
  */
 export const EXPORT_SESSION_LIMIT = 1000;
+
+/** The audit records of the listed sessions' streams at most (a session holds one per token). */
+export const EXPORT_SESSION_RECORD_LIMIT = 20_000;
 
 /** One value a personal field held, from the event that set it (API.md "Personal data"). */
 export interface PersonalValueChange {
@@ -69,7 +72,7 @@ export interface UserExport extends ExportBase {
   /** The user's account, null for a user without one. */
   accountId: string | null;
   personalData: PersonalValueHistory<'name' | 'age' | 'email'>;
-  /** The account's sessions, oldest first: the newest EXPORT_SESSION_LIMIT of them. */
+  /** The account's sessions, oldest first: the newest, within EXPORT_SESSION_LIMIT and EXPORT_SESSION_RECORD_LIMIT. */
   sessions: ExportedSession[];
   /** The e-mails sent to the account, oldest first. */
   emails: SentEmail[];
