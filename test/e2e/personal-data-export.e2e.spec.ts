@@ -1,3 +1,4 @@
+import { SecurityEvents } from '@chronicle/application';
 import { jsonLines, runCliProcess as cli } from './support/cli-process';
 import { eventually } from './support/eventually';
 import { basic, startTestApp, TestAccount, TestApp } from './support/test-app';
@@ -166,6 +167,16 @@ describe('GET /users/{userId}/export, GET /customers/{id}/export and the CLI exp
     expect(customer.status).toBe(406);
   });
 
+  it('records each export as a read of the history, by whom and of which route', async () => {
+    await exportOf(`/users/${owner.userId}/export`, owner);
+    await subject.app.get(SecurityEvents).flush();
+    const reads = await get('/api/v1/audit/events?type=AuditRead.v1&limit=1000', admin);
+    const records = (await reads.json()) as Document[];
+    expect(records.map((record) => record.data)).toContainEqual(
+      expect.objectContaining({ accountId: owner.accountId, route: 'GET /users/:userId/export' }),
+    );
+  });
+
   it("exports a customer's name and address with their history, to an admin only", async () => {
     const created = await send(
       'POST',
@@ -225,6 +236,10 @@ describe('GET /users/{userId}/export, GET /customers/{id}/export and the CLI exp
     const printedCustomer = await cli(subject.dataDir, 'export', '--customer', String(id));
     expect(printedCustomer.code).toBe(0);
     expect(timeless(jsonLines(printedCustomer.stdout)[0])).toEqual(timeless(customerDocument));
+
+    // Each run is recorded as a read of the history, as the API's exports are.
+    const reads = await cli(subject.dataDir, 'audit', '--type', 'AuditRead.v1');
+    expect(jsonLines(reads.stdout).filter((line) => line.data?.route === 'CLI export')).toHaveLength(2);
 
     const unknown = await cli(subject.dataDir, 'export', '--user', 'no-such-user');
     expect(unknown.code).toBe(1);

@@ -90,8 +90,9 @@ export type PersonalDataExport = UserExport | CustomerExport;
 /**
  * Every personal value held about a subject with its history, what the service did with it, and
  * the audit of its streams, built from the event history (GDPR articles 15 and 20). `principal`:
- * the caller over HTTP, checked as GET /users/{id} checks it; null for the CLI, whose operator
- * holds the store itself.
+ * for a user, the caller over HTTP, checked as GET /users/{id} checks it; null for the CLI, whose
+ * operator holds the store itself. A customer's export is for admins only, whom its route's guard
+ * admits (as every admin route's).
  */
 export class ExportPersonalDataQuery extends Query<PersonalDataExport> {
   constructor(
