@@ -88,7 +88,11 @@ describe('erasure: DELETE /users/{id} and DELETE /customers/{id}', () => {
     const erased = await remove(`/users/${person.userId}`, basicOf(admin));
     expect(erased.status).toBe(204);
 
-    for (const path of [`/users/${person.userId}`, `/users/${person.userId}?asOf=2020-01-01T00:00:00Z`]) {
+    for (const path of [
+      `/users/${person.userId}`,
+      `/users/${person.userId}?asOf=2020-01-01T00:00:00Z`,
+      `/users/${person.userId}/export`,
+    ]) {
       const response = await send('GET', path);
       expect(response.status).toBe(410);
       expect(await response.json()).toMatchObject({ type: 'erased', status: 410 });
@@ -156,6 +160,7 @@ describe('erasure: DELETE /users/{id} and DELETE /customers/{id}', () => {
 
     expect((await remove(`/customers/${id}`, basicOf(admin))).status).toBe(204);
     expect((await send('GET', `/customers/${id}`)).status).toBe(410);
+    expect((await send('GET', `/customers/${id}/export`)).status).toBe(410);
     expect((await send('PATCH', `/customers/${id}`, { name: 'Back' })).status).toBe(410);
     await subject.settle();
     expect(await total()).toBe(before - 1);

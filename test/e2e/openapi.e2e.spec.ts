@@ -80,7 +80,7 @@ describe('the OpenAPI document', () => {
         checked++;
       }
     }
-    expect(checked).toBe(14);
+    expect(checked).toBe(18);
   });
 
   it("takes the user schemas from the one declaration of a user's fields", () => {
@@ -248,5 +248,43 @@ describe('the OpenAPI document', () => {
     expect(refusals('/customers/{id}', 'patch', 404)).toEqual(['not-found']);
     expect(refusals('/customers/{id}', 'patch', 412)).toEqual(['precondition-failed']);
     expect(refusals('/api/v1/audit/verify', 'get', 400)).toEqual(['invalid-parameters']);
+  });
+
+  it('declares the exports of personal data: their document, download header and refusals', () => {
+    const exports = [
+      ['/users/{userId}/export', 'UserExportDto'],
+      ['/customers/{id}/export', 'CustomerExportDto'],
+    ] as const;
+    for (const [path, schema] of exports) {
+      const { responses } = document.paths[path].get;
+      expect(Object.keys(responses)).toEqual(
+        expect.arrayContaining(['200', '400', '401', '403', '404', '406', 'default']),
+      );
+      expect(refusals(path, 'get', 404)).toEqual(['not-found']);
+      const ok = responses['200'] as { content: Record<string, unknown>; headers: Record<string, unknown> };
+      expect(ok.content).toEqual({
+        'application/json': { schema: { $ref: `#/components/schemas/${schema}` } },
+      });
+      expect(ok.headers).toHaveProperty('Content-Disposition');
+    }
+    const { UserExportDto, CustomerExportDto } = document.components.schemas;
+    expect(Object.keys(UserExportDto.properties)).toEqual([
+      'subject',
+      'exportedAt',
+      'accountId',
+      'personalData',
+      'sessions',
+      'emails',
+      'audit',
+      'omitted',
+    ]);
+    expect(UserExportDto.required).toEqual(Object.keys(UserExportDto.properties));
+    expect(Object.keys(CustomerExportDto.properties)).toEqual([
+      'subject',
+      'exportedAt',
+      'personalData',
+      'audit',
+    ]);
+    expect(CustomerExportDto.required).toEqual(Object.keys(CustomerExportDto.properties));
   });
 });

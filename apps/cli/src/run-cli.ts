@@ -28,6 +28,7 @@ import { cliRun } from './cli-run';
 import { registerAuditCommand } from './commands/audit.command';
 import { registerBackupCommands } from './commands/backup.command';
 import { registerEraseCommand } from './commands/erase.command';
+import { registerExportCommand } from './commands/export.command';
 import { registerUsersCommands } from './commands/users.command';
 import { CommandFailedError } from './commands/command-failed.error';
 import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
@@ -172,6 +173,7 @@ export function buildProgram(
   registerAuditCommand(program, config);
   registerUsersCommands(program, config);
   registerEraseCommand(program, config, withApp);
+  registerExportCommand(program, config);
   registerProjectionsCommands(program, config, withApp);
   registerBackupCommands(program, config, restoreTarget);
 

@@ -24,6 +24,7 @@ export * from './users/get-user/get-user.query';
 export * from './users/get-user-as-of/get-user-as-of.query';
 export * from './users/list-users/list-users.query';
 export * from './audit/audit.module';
+export * from './personal-data/export-personal-data/export-personal-data.query';
 export * from './audit/audit-record';
 export * from './audit/list-audit-events/list-audit-events.query';
 export * from './audit/audit-seal';

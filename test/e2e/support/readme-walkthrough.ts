@@ -80,6 +80,21 @@ export async function readmeWalkThrough(
   const users = await client.GET('/users', { params: { query: { maxpagesize: 20 } }, headers: bearer });
   expect(users.data).toEqual(expect.arrayContaining([expect.objectContaining({ id: admin.userId })]));
 
+  // A person's data as a download, built from the history; a customer's likewise.
+  const exported = await client.GET('/users/{userId}/export', {
+    params: { path: { userId: admin.userId } },
+    headers: bearer,
+  });
+  expect(exported.response.headers.get('content-disposition')).toMatch(/^attachment; filename="/);
+  expect(exported.data?.personalData.age.map((change: { value: unknown }) => change.value)).toEqual([
+    30, 36, 37,
+  ]);
+  const customerExport = await client.GET('/customers/{id}/export', {
+    params: { path: { id: 1 } },
+    headers: bearer,
+  });
+  expect(customerExport.data?.subject).toEqual({ kind: 'customer', id: 1 });
+
   // A token of the session, then the session's end: every token of it stops working.
   const joined = await client.POST('/api/v1/account/tokens', { headers: bearer });
   expect(joined.response.status).toBe(201);

@@ -9,6 +9,7 @@ import {
   Patch,
   Post,
   Query,
+  Req,
   Res,
 } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
@@ -25,19 +26,21 @@ import {
   ApiTags,
   ApiExtraModels,
 } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   ChangeCustomerCommand,
   CommandContext,
   ConcurrencyConflictError,
   CustomerResult,
   EraseSubjectCommand,
+  ExportPersonalDataQuery,
   GetCustomerQuery,
   ListCustomersQuery,
   PreconditionFailedError,
   RegisterCustomerCommand,
+  SecurityEvents,
 } from '@chronicle/application';
-import { Allow } from '@chronicle/auth';
+import { Allow, securityObservationOf } from '@chronicle/auth';
 import { customerRepresentation, ErasedError, NotFoundError } from '@chronicle/domain';
 import { Consumes, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import {
@@ -58,6 +61,8 @@ import {
 } from '../http/paging';
 import { requireJsonObject } from '../http/validation';
 import { WriteContext } from '../http/write-context.decorator';
+import { ApiExportResponse, EXPORT_REPRESENTATIONS, sendExport } from '../personal-data/personal-data-export';
+import { CustomerExportDto } from '../personal-data/personal-data-export.dto';
 import { CUSTOMER_PATCH_SCHEMA, CustomerDto, NEW_CUSTOMER_SCHEMA } from './customer.dto';
 import { ListCustomersQueryDto } from './list-customers.dto';
 
@@ -84,6 +89,7 @@ export class CustomersController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
+    private readonly security: SecurityEvents,
   ) {}
 
   @Get()
@@ -191,6 +197,34 @@ export class CustomersController {
     @WriteContext() context: CommandContext,
   ): Promise<void> {
     await this.commands.execute(new EraseSubjectCommand('customer', String(customerIdOf(id)), context));
+  }
+
+  @Get(':id/export')
+  @Allow()
+  @ApiOperation({
+    summary: "Export a customer's data (GDPR articles 15 and 20) (admin)",
+    description:
+      "The customer's name and e-mail address with their history of changes, and the audit records of its " +
+      'stream, built from the event history.',
+  })
+  @ApiParam(CUSTOMER_ID)
+  @ApiExportResponse(CustomerExportDto, "The customer's data")
+  @ApiProblems(400, 401, 403, 406, UNKNOWN_CUSTOMER)
+  async export(
+    @Param('id') id: string,
+    // No parameters but the credential: an unknown one is a 400, as on every route that reads.
+    @Query() _query: AuthenticatedQueryDto,
+    @Headers('accept') accept: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
+    EXPORT_REPRESENTATIONS.choose(accept);
+    const document = await this.queries.execute(
+      new ExportPersonalDataQuery({ kind: 'customer', id: customerIdOf(id) }, null),
+    );
+    // The export holds audit records: read like the audit, and counted with its reads.
+    this.security.observe('AuditRead.v1', securityObservationOf(request));
+    return sendExport(reply, document);
   }
 
   @Patch(':id')

@@ -31,6 +31,7 @@ import {
   CommandContext,
   ConcurrencyConflictError,
   EraseSubjectCommand,
+  ExportPersonalDataQuery,
   GetUserQuery,
   ListUsersQuery,
   parseAsOf,
@@ -53,6 +54,8 @@ import {
   pageQueryDescriptions,
   setPageHeaders,
 } from '../http/paging';
+import { ApiExportResponse, EXPORT_REPRESENTATIONS, sendExport } from '../personal-data/personal-data-export';
+import { UserExportDto } from '../personal-data/personal-data-export.dto';
 import {
   AS_OF_MESSAGE,
   GetUserQueryDto,
@@ -196,6 +199,36 @@ export class UsersController {
     @WriteContext() context: CommandContext,
   ): Promise<void> {
     await this.commands.execute(new EraseSubjectCommand('user', userId, context));
+  }
+
+  @Get(':userId/export')
+  // As GET /users/{id}: the handler holds who may read which user.
+  @Allow('user', 'auditor')
+  @ApiOperation({
+    summary: "Export a person's data (GDPR articles 15 and 20): their own, or anyone's for an admin",
+    description:
+      'Every personal value held about the user and its account with its history of changes, the sessions, ' +
+      "the e-mails sent and the audit records of the person's streams, built from the event history.",
+  })
+  @ApiExportResponse(UserExportDto, "The person's data")
+  @ApiUserId()
+  @ApiProblems(400, 401, 403, 406, UNKNOWN_USER)
+  async export(
+    @Param('userId') userId: string,
+    // No parameters but the credential: an unknown one is a 400, as on every route that reads.
+    @Query() _query: AuthenticatedQueryDto,
+    @Headers('accept') accept: string | undefined,
+    @CurrentPrincipal() principal: Principal,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
+    EXPORT_REPRESENTATIONS.choose(accept);
+    const document = await this.queries.execute(
+      new ExportPersonalDataQuery({ kind: 'user', id: userId }, principal),
+    );
+    // The export holds audit records: read like the audit, and counted with its reads.
+    this.security.observe('AuditRead.v1', securityObservationOf(request));
+    return sendExport(reply, document);
   }
 
   @Patch(':userId')

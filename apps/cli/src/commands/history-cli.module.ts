@@ -7,7 +7,7 @@ import { ChronicleConfig, ChronicleConfigModule } from '@chronicle/config';
 import { EventStoreModule } from '@chronicle/event-store';
 import { cliRun } from '../cli-run';
 
-/** What reading the history needs (`audit`, `users get`): the event store only, never the read models. */
+/** What reading the history needs (`audit`, `users get`, `export`): the event store only, never the read models. */
 @Module({})
 export class HistoryCliModule {
   static forRoot(config: ChronicleConfig): DynamicModule {

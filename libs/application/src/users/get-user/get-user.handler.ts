@@ -8,8 +8,11 @@ import { AsOf } from '../get-user-as-of/get-user-as-of.query';
 import { userAsOf } from '../get-user-as-of/get-user-as-of.handler';
 import { GetUserQuery } from './get-user.query';
 
-/** Who may read which user: an admin any; a user its own; past states for admins and auditors. */
-function checkAccess(principal: Principal, userId: string, asOf: AsOf | undefined): void {
+/**
+ * Who may read which user: an admin any; a user its own; past states for admins and auditors.
+ * Checked before anything is read, so a caller learns nothing about users it may not read.
+ */
+export function checkUserAccess(principal: Principal, userId: string, asOf: AsOf | undefined): void {
   if (isAdmin(principal)) return;
   if (asOf !== undefined) {
     if (!principal.roles.includes('auditor')) {
@@ -39,8 +42,7 @@ export class GetUserHandler implements IQueryHandler<GetUserQuery, UserDocument>
   ) {}
 
   async execute({ userId, principal, asOf }: GetUserQuery): Promise<UserDocument> {
-    // Checked before anything is read, so a caller learns nothing about users it may not read.
-    checkAccess(principal, userId, asOf);
+    checkUserAccess(principal, userId, asOf);
     const user = asOf === undefined ? await this.current(userId) : await userAsOf(this.events, userId, asOf);
     if (user === null) throw new NotFoundError('User');
     return user;

@@ -1,0 +1,507 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  accountStreamName,
+  customerStreamName,
+  DomainEvent,
+  NotFoundError,
+  passwordChangeStreamName,
+  passwordResetStreamName,
+  sessionStreamName,
+  userStreamName,
+} from '@chronicle/domain';
+import { formatPosition, RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
+import { REDACTED } from '../../audit/audit-record';
+import { ForbiddenError } from '../../shared/application-errors';
+import { CommandContext, followUpContext } from '../../shared/command-context';
+import { toNewEvent } from '../../shared/event-sourced-repository';
+import { Principal } from '../../shared/principal';
+import { FixedClock } from '../../shared/test-doubles.spec-helper';
+import { ExportPersonalDataHandler } from './export-personal-data.handler';
+import {
+  CustomerExport,
+  EXPORT_SESSION_LIMIT,
+  EXPORT_SESSION_RECORD_LIMIT,
+  ExportPersonalDataQuery,
+  UserExport,
+} from './export-personal-data.query';
+
+const T0 = Date.parse('2026-11-24T09:00:00.000Z');
+const ARGON2 = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo';
+
+const contextOf = (actor: string): CommandContext => ({
+  actor,
+  correlationId: `c-${actor}`,
+  auth: { method: 'basic', tokenId: null },
+});
+const ADMIN = contextOf('a-admin');
+const ADA = contextOf('a-ada');
+
+const principal = (accountId: string, userId: string, roles: Principal['roles'] = ['user']): Principal => ({
+  accountId,
+  userId,
+  roles,
+  method: 'basic',
+  credentialsVersion: 0,
+});
+
+describe('ExportPersonalDataHandler', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+  let clock: FixedClock;
+  let handler: ExportPersonalDataHandler;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'export-'));
+    store = SqliteEventStore.open(dir);
+    clock = new FixedClock(T0);
+    handler = new ExportPersonalDataHandler(store, clock);
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Appends `event` to `stream` as `context` would, a second after the last; returns it as stored. */
+  const append = async (
+    stream: string,
+    event: DomainEvent,
+    context: CommandContext,
+  ): Promise<RecordedEvent> => {
+    clock.time += 1000;
+    await store.append(stream, [toNewEvent(event, context, clock.now())], 'any');
+    return (await store.readStream(stream)).at(-1)!;
+  };
+  const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+
+  /** An invited account with its user, opened by the admin. */
+  const openAda = async (accountId = 'a-ada', userId = 'u-ada', email = 'ada@example.com') => {
+    const registered = await append(
+      userStreamName(userId),
+      {
+        type: 'UserRegistered.v2',
+        data: { userId, accountId, name: 'Ada', age: 36, createdon: at(1) },
+      },
+      ADMIN,
+    );
+    const opened = await append(
+      accountStreamName(accountId),
+      {
+        type: 'AccountOpened.v1',
+        data: { accountId, email, userId, roles: ['user'], passwordHash: ARGON2, openedAt: at(2) },
+      },
+      ADMIN,
+    );
+    const invited = await append(
+      accountStreamName(accountId),
+      { type: 'AccountInvited.v1', data: { accountId, invitedAt: at(3), expiresAt: at(99) } },
+      ADMIN,
+    );
+    return { registered, opened, invited };
+  };
+
+  /** The e-mail of a password link: its token and its sending, in the request's own stream. */
+  const mailLink = async (cause: RecordedEvent, accountId: string) => {
+    const stream = passwordResetStreamName(cause.id);
+    const context = followUpContext(cause);
+    await append(
+      stream,
+      {
+        type: 'ResetTokenIssued.v1',
+        data: {
+          accountId,
+          requestId: cause.id,
+          tokenId: `t-${cause.id}`,
+          tokenHash: 'b'.repeat(64),
+          issuedAt: clock.now().toISOString(),
+          expiresAt: at(999),
+          credentialsVersion: 0,
+        },
+      },
+      context,
+    );
+    return append(
+      stream,
+      {
+        type: 'PasswordResetEmailSent.v1',
+        data: { accountId, requestId: cause.id, tokenId: `t-${cause.id}`, sentAt: clock.now().toISOString() },
+      },
+      context,
+    );
+  };
+
+  const startSession = async (accountId: string, sessionId: string, tokens = 1) => {
+    const context = contextOf(accountId);
+    const started = await append(
+      sessionStreamName(sessionId),
+      {
+        type: 'SessionStarted.v1',
+        data: {
+          accountId,
+          sessionId,
+          startedWith: 'basic',
+          credentialsVersion: 0,
+          startedAt: clock.now().toISOString(),
+          expiresAt: at(3600),
+        },
+      },
+      context,
+    );
+    for (let token = 0; token < tokens; token++) {
+      await append(
+        sessionStreamName(sessionId),
+        {
+          type: 'SessionTokenIssued.v1',
+          data: {
+            accountId,
+            sessionId,
+            tokenId: `${sessionId}-${token}`,
+            issuedWith: token === 0 ? null : `${sessionId}-${token - 1}`,
+            credentialsVersion: 0,
+            issuedAt: clock.now().toISOString(),
+            expiresAt: at(3600),
+          },
+        },
+        context,
+      );
+    }
+    return started;
+  };
+
+  const exportUser = (userId: string, caller: Principal | null = null) =>
+    handler.execute(new ExportPersonalDataQuery({ kind: 'user', id: userId }, caller)) as Promise<UserExport>;
+
+  it("exports a person's values with their history, sessions, e-mails and the audit of their streams", async () => {
+    const { registered, opened, invited } = await openAda();
+    const invitationSent = await mailLink(invited, 'a-ada');
+    const passwordSet = await append(
+      accountStreamName('a-ada'),
+      {
+        type: 'PasswordReset.v1',
+        data: {
+          accountId: 'a-ada',
+          tokenId: `t-${invited.id}`,
+          passwordHash: ARGON2,
+          resetAt: at(7),
+          credentialsVersion: 1,
+        },
+      },
+      contextOf('anonymous'),
+    );
+    const notice = await append(
+      passwordChangeStreamName(passwordSet.id),
+      {
+        type: 'PasswordChangeNoticeSent.v1',
+        data: { accountId: 'a-ada', changeId: passwordSet.id, sentAt: at(8) },
+      },
+      followUpContext(passwordSet),
+    );
+    const renamed = await append(
+      userStreamName('u-ada'),
+      { type: 'UserPatched.v1', data: { userId: 'u-ada', changes: { name: 'Ada L.' }, modifiedon: at(9) } },
+      ADA,
+    );
+    const aged = await append(
+      userStreamName('u-ada'),
+      { type: 'UserPatched.v1', data: { userId: 'u-ada', changes: { age: 37 }, modifiedon: at(10) } },
+      ADMIN,
+    );
+    const first = await startSession('a-ada', 's-1', 2);
+    const ended = await append(
+      sessionStreamName('s-1'),
+      {
+        type: 'SessionEnded.v1',
+        data: {
+          accountId: 'a-ada',
+          sessionId: 's-1',
+          endedWith: 's-1-1',
+          endedAt: at(14),
+          expiresAt: at(3600),
+        },
+      },
+      ADA,
+    );
+    // A reset request's link: its stream is named by the request, found by its e-mail's account.
+    const request = await append(
+      'resetrequest-somekey',
+      { type: 'PasswordResetRequested.v2', data: { reservation: 'email-somekey', requestedAt: at(15) } },
+      contextOf('anonymous'),
+    );
+    const resetSent = await mailLink(request, 'a-ada');
+    const second = await startSession('a-ada', 's-2');
+    // Someone else's: none of it is Ada's.
+    const grace = await openAda('a-grace', 'u-grace', 'grace@example.com');
+    await mailLink(grace.invited, 'a-grace');
+    await startSession('a-grace', 's-3');
+    clock.time += 1000;
+
+    const exported = await exportUser('u-ada');
+
+    const change = (event: RecordedEvent, value: unknown) => ({
+      value,
+      occurredAt: event.metadata.occurredAt,
+      recordedAt: event.recordedAt,
+      actor: event.metadata.actor,
+      position: formatPosition(event.position),
+    });
+    expect(exported).toMatchObject({
+      subject: { kind: 'user', id: 'u-ada' },
+      exportedAt: clock.now().toISOString(),
+      accountId: 'a-ada',
+      personalData: {
+        name: [change(registered, 'Ada'), change(renamed, 'Ada L.')],
+        age: [change(registered, 36), change(aged, 37)],
+        email: [change(opened, 'ada@example.com')],
+      },
+      sessions: [
+        {
+          id: 's-1',
+          method: 'basic',
+          startedAt: first.data.startedAt,
+          expiresAt: at(3600),
+          endedAt: at(14),
+          tokens: 2,
+        },
+        {
+          id: 's-2',
+          method: 'basic',
+          startedAt: second.data.startedAt,
+          expiresAt: at(3600),
+          endedAt: null,
+          tokens: 1,
+        },
+      ],
+      emails: [
+        {
+          kind: 'invitation',
+          to: 'ada@example.com',
+          sentAt: invitationSent.data.sentAt,
+          recordedAt: invitationSent.recordedAt,
+        },
+        { kind: 'password-change', to: 'ada@example.com', sentAt: at(8), recordedAt: notice.recordedAt },
+        {
+          kind: 'password-reset',
+          to: 'ada@example.com',
+          sentAt: resetSent.data.sentAt,
+          recordedAt: resetSent.recordedAt,
+        },
+      ],
+      omitted: { sessions: 0 },
+    });
+    expect(exported.sessions[0].endedAt).toBe(ended.data.endedAt);
+    // The audit of every stream of hers, oldest first, and nothing of anyone else's.
+    const streams = exported.audit.map((record) => record.stream);
+    expect([...new Set(streams)].sort()).toEqual(
+      [
+        'account-a-ada',
+        'user-u-ada',
+        passwordResetStreamName(invited.id),
+        passwordResetStreamName(request.id),
+        passwordChangeStreamName(passwordSet.id),
+        'session-s-1',
+        'session-s-2',
+      ].sort(),
+    );
+    expect(exported.audit).toHaveLength(17);
+    const positions = exported.audit.map((record) => BigInt(record.position));
+    expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(JSON.stringify(exported)).not.toContain('grace');
+  });
+
+  it('shows audit records as the audit does: the same record, secrets redacted', async () => {
+    const { opened } = await openAda();
+    const exported = await exportUser('u-ada');
+    const record = exported.audit.find((candidate) => candidate.id === opened.id)!;
+    expect(record).toMatchObject({
+      stream: 'account-a-ada',
+      type: 'AccountOpened.v1',
+      actor: 'a-admin',
+      hash: opened.hash,
+      data: { email: 'ada@example.com', passwordHash: REDACTED },
+    });
+    expect(JSON.stringify(exported)).not.toContain(ARGON2);
+  });
+
+  it(`lists the newest ${EXPORT_SESSION_LIMIT} sessions and counts the older ones`, async () => {
+    await openAda();
+    const events = Array.from({ length: EXPORT_SESSION_LIMIT + 2 }, (_, index) =>
+      toNewEvent(
+        {
+          type: 'SessionStarted.v1',
+          data: {
+            accountId: 'a-ada',
+            sessionId: `s-${index}`,
+            startedWith: 'basic',
+            credentialsVersion: 0,
+            startedAt: at(index),
+            expiresAt: at(index + 3600),
+          },
+        },
+        ADA,
+        new Date(T0),
+      ),
+    );
+    for (const [index, event] of events.entries()) {
+      await store.append(sessionStreamName(`s-${index}`), [event], 'no_stream');
+    }
+    const exported = await exportUser('u-ada');
+    expect(exported.omitted).toEqual({ sessions: 2 });
+    expect(exported.sessions).toHaveLength(EXPORT_SESSION_LIMIT);
+    expect(exported.sessions[0].id).toBe('s-2');
+    expect(exported.sessions.at(-1)!.id).toBe(`s-${EXPORT_SESSION_LIMIT + 1}`);
+    expect(exported.audit.filter((record) => record.stream.startsWith('session-'))).toHaveLength(
+      EXPORT_SESSION_LIMIT,
+    );
+  });
+
+  it(`keeps the sessions' records within ${EXPORT_SESSION_RECORD_LIMIT}, leaving out the oldest sessions`, async () => {
+    await openAda();
+    const session = (sessionId: string, tokens: number) => [
+      toNewEvent(
+        {
+          type: 'SessionStarted.v1',
+          data: {
+            accountId: 'a-ada',
+            sessionId,
+            startedWith: 'basic',
+            credentialsVersion: 0,
+            startedAt: at(0),
+            expiresAt: at(3600),
+          },
+        },
+        ADA,
+        new Date(T0),
+      ),
+      ...Array.from({ length: tokens }, (_, token) =>
+        toNewEvent(
+          {
+            type: 'SessionTokenIssued.v1',
+            data: {
+              accountId: 'a-ada',
+              sessionId,
+              tokenId: `${sessionId}-${token}`,
+              issuedWith: null,
+              credentialsVersion: 0,
+              issuedAt: at(0),
+              expiresAt: at(3600),
+            },
+          },
+          ADA,
+          new Date(T0),
+        ),
+      ),
+    ];
+    // Oldest to newest: 2 records, 19,999 records (a token minted again and again), 2 records.
+    await store.append(sessionStreamName('s-old'), session('s-old', 1), 'no_stream');
+    await store.append(
+      sessionStreamName('s-busy'),
+      session('s-busy', EXPORT_SESSION_RECORD_LIMIT - 2),
+      'no_stream',
+    );
+    await store.append(sessionStreamName('s-new'), session('s-new', 1), 'no_stream');
+    const exported = await exportUser('u-ada');
+    expect(exported.sessions.map((listed) => listed.id)).toEqual(['s-new']);
+    expect(exported.omitted).toEqual({ sessions: 2 });
+    expect(exported.audit.filter((record) => record.stream.startsWith('session-'))).toHaveLength(2);
+  });
+
+  it('exports a user without an account: no address, sessions or e-mails', async () => {
+    await append(
+      userStreamName('u-1'),
+      {
+        type: 'UserRegistered.v2',
+        data: { userId: 'u-1', accountId: null, name: 'Bob', age: 50, createdon: at(1) },
+      },
+      contextOf('cli:root'),
+    );
+    const exported = await exportUser('u-1');
+    expect(exported).toMatchObject({
+      accountId: null,
+      personalData: { name: [{ value: 'Bob', actor: 'cli:root' }], age: [{ value: 50 }], email: [] },
+      sessions: [],
+      emails: [],
+      omitted: { sessions: 0 },
+    });
+    expect(exported.audit).toHaveLength(1);
+  });
+
+  it('lets a person export their own user, and an admin anyone', async () => {
+    await openAda();
+    await expect(exportUser('u-ada', principal('a-ada', 'u-ada'))).resolves.toMatchObject({
+      accountId: 'a-ada',
+    });
+    await expect(exportUser('u-ada', principal('a-admin', 'u-admin', ['admin']))).resolves.toMatchObject({
+      accountId: 'a-ada',
+    });
+  });
+
+  it('refuses another user to a non-admin, known or not, as GET /users/{id} does', async () => {
+    await openAda();
+    await expect(exportUser('u-ada', principal('a-bob', 'u-bob'))).rejects.toThrow(ForbiddenError);
+    await expect(exportUser('u-nobody', principal('a-bob', 'u-bob'))).rejects.toThrow(ForbiddenError);
+    // An auditor reads users only as they were: no export, even of its own.
+    await expect(exportUser('u-ada', principal('a-ada', 'u-ada', ['auditor']))).rejects.toThrow(
+      ForbiddenError,
+    );
+  });
+
+  it('answers an unknown user or customer with not found', async () => {
+    await expect(exportUser('u-nobody', principal('a-admin', 'u-admin', ['admin']))).rejects.toThrow(
+      new NotFoundError('User'),
+    );
+    await expect(
+      handler.execute(new ExportPersonalDataQuery({ kind: 'customer', id: 7 }, null)),
+    ).rejects.toThrow(new NotFoundError('Customer'));
+  });
+
+  it("exports a customer's name and address with their history and the audit of its stream", async () => {
+    const registered = await append(
+      customerStreamName(42),
+      {
+        type: 'CustomerRegistered.v1',
+        data: { customerId: 42, name: 'Acme', email: 'acme@example.com', createdon: at(1) },
+      },
+      ADMIN,
+    );
+    const changed = await append(
+      customerStreamName(42),
+      { type: 'CustomerChanged.v1', data: { customerId: 42, changes: { email: 'sales@acme.example' } } },
+      contextOf('cli:root'),
+    );
+    await append(
+      customerStreamName(43),
+      {
+        type: 'CustomerRegistered.v1',
+        data: { customerId: 43, name: 'Other', email: 'o@example.com', createdon: at(3) },
+      },
+      ADMIN,
+    );
+    const exported = (await handler.execute(
+      new ExportPersonalDataQuery({ kind: 'customer', id: 42 }, null),
+    )) as CustomerExport;
+    expect(exported).toEqual({
+      subject: { kind: 'customer', id: 42 },
+      exportedAt: clock.now().toISOString(),
+      personalData: {
+        name: [
+          expect.objectContaining({ value: 'Acme', actor: 'a-admin', recordedAt: registered.recordedAt }),
+        ],
+        email: [
+          expect.objectContaining({
+            value: 'acme@example.com',
+            position: formatPosition(registered.position),
+          }),
+          expect.objectContaining({ value: 'sales@acme.example', actor: 'cli:root', occurredAt: at(2) }),
+        ],
+      },
+      audit: [
+        expect.objectContaining({ id: registered.id, stream: 'customer-42' }),
+        expect.objectContaining({
+          id: changed.id,
+          data: { customerId: 42, changes: { email: 'sales@acme.example' } },
+        }),
+      ],
+    });
+  });
+});
