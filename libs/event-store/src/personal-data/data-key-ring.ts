@@ -1,4 +1,8 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { DataKeyStore, DataSubject, Erasure, SubjectKey, subjectName } from './data-key-store.port';
+
+/** A key as the ring hands it out: a KeyObject, which a cipher uses without importing it again. */
+export type RingKey = SubjectKey<KeyObject>;
 
 export interface DataKeyRingOptions {
   /**
@@ -12,14 +16,14 @@ export interface DataKeyRingOptions {
 }
 
 interface Cached {
-  key: SubjectKey;
+  key: RingKey;
   /** Active keys only: when the store must be asked again. Erasures are final. */
   until: number;
 }
 
 interface Pending {
   subjects: Map<string, DataSubject>;
-  done: Promise<Map<string, SubjectKey>>;
+  done: Promise<Map<string, RingKey>>;
 }
 
 /**
@@ -45,7 +49,7 @@ export class DataKeyRing {
   }
 
   /** What is held for each subject, by subjectName(); a subject with no key and no erasure is absent. */
-  async forReading(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {
+  async forReading(subjects: readonly DataSubject[]): Promise<Map<string, RingKey>> {
     const { found, missing } = this.cached(subjects);
     if (missing.length === 0) return found;
     for (const [name, key] of await this.store.getMany(missing)) found.set(name, this.remember(name, key));
@@ -53,7 +57,7 @@ export class DataKeyRing {
   }
 
   /** Each subject's key, made when it has none yet; an erased subject's erasure instead. */
-  async forWriting(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {
+  async forWriting(subjects: readonly DataSubject[]): Promise<Map<string, RingKey>> {
     const { found, missing } = this.cached(subjects);
     if (missing.length === 0) return found;
     const made = await this.made(missing);
@@ -81,10 +85,10 @@ export class DataKeyRing {
   }
 
   private cached(subjects: readonly DataSubject[]): {
-    found: Map<string, SubjectKey>;
+    found: Map<string, RingKey>;
     missing: DataSubject[];
   } {
-    const found = new Map<string, SubjectKey>();
+    const found = new Map<string, RingKey>();
     const missing = new Map<string, DataSubject>();
     const now = this.now();
     for (const subject of subjects) {
@@ -98,13 +102,15 @@ export class DataKeyRing {
   }
 
   /** Joins the batch of this turn, or starts one that the store makes at the turn's end. */
-  private made(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {
+  private made(subjects: readonly DataSubject[]): Promise<Map<string, RingKey>> {
     if (this.pending === null) {
       const batch = new Map<string, DataSubject>();
       const done = new Promise<void>((resolve) => queueMicrotask(resolve)).then(async () => {
         this.pending = null;
-        const keys = await this.store.createMany([...batch.values()]);
-        for (const [name, key] of keys) this.remember(name, key);
+        const keys = new Map<string, RingKey>();
+        for (const [name, key] of await this.store.createMany([...batch.values()])) {
+          keys.set(name, this.remember(name, key));
+        }
         return keys;
       });
       this.pending = { subjects: batch, done };
@@ -113,7 +119,9 @@ export class DataKeyRing {
     return this.pending.done;
   }
 
-  private remember(name: string, key: SubjectKey): SubjectKey {
+  private remember(name: string, held: SubjectKey): RingKey {
+    // Imported once here: a raw key would be checked and imported again by every cipher (~30 µs).
+    const key: RingKey = held.state === 'erased' ? held : { state: 'active', key: createSecretKey(held.key) };
     this.cache.delete(name);
     if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(name, { key, until: key.state === 'erased' ? Infinity : this.now() + this.activeTtlMs });

@@ -21,10 +21,12 @@ export interface Erasure {
   readonly erasedAt: string;
 }
 
-/** What the key store holds for a subject: its key, or the record that it was erased. */
-export type SubjectKey =
-  | { readonly state: 'active'; readonly key: Buffer }
-  | { readonly state: 'erased'; readonly erasure: Erasure };
+/**
+ * What the key store holds for a subject: its key (the raw bytes, or as a KeyObject once in use),
+ * or the record that it was erased.
+ */
+export type SubjectKey<K = Buffer> =
+  { readonly state: 'active'; readonly key: K } | { readonly state: 'erased'; readonly erasure: Erasure };
 
 /** No key is made for a subject that was erased: what is written about it stays unreadable. */
 export class SubjectErasedError extends Error {

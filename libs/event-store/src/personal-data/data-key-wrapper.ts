@@ -1,4 +1,11 @@
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 import { join } from 'node:path';
 import { ChronicleConfig, ConfigError, keptSecret } from '@chronicle/config';
 import { aesGcmOpen, aesGcmSeal, UnreadableCiphertextError } from './aes-gcm';
@@ -38,12 +45,12 @@ export function dataKeySecretOf(
  * by each store, tells a store whether it is opened under the secret its keys were made under.
  */
 export class DataKeyWrapper {
-  private readonly kek: Buffer;
+  private readonly kek: KeyObject;
   /** HMAC of a constant under the wrapping key: names the secret without revealing it. */
   readonly check: string;
 
   constructor(secret: Uint8Array) {
-    this.kek = Buffer.from(hkdfSync('sha256', secret, '', 'chronicle data keys', 32));
+    this.kek = createSecretKey(Buffer.from(hkdfSync('sha256', secret, '', 'chronicle data keys', 32)));
     this.check = createHmac('sha256', this.kek).update('chronicle data key check').digest('base64url');
   }
 

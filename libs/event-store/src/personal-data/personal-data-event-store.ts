@@ -16,8 +16,8 @@ import {
   SubscriptionMessage,
 } from '../event-store.port';
 import { Position } from '../position';
-import { DataKeyRing } from './data-key-ring';
-import { DataSubject, SubjectErasedError, SubjectKey, subjectName } from './data-key-store.port';
+import { DataKeyRing, RingKey } from './data-key-ring';
+import { DataSubject, SubjectErasedError, subjectName } from './data-key-store.port';
 import {
   decryptPersonalValue,
   encryptPersonalValue,
@@ -179,7 +179,7 @@ export class PersonalDataEventStore extends EventStore {
 function decryptedEvent(
   event: RecordedEvent,
   personal: PersonalFields,
-  keys: ReadonlyMap<string, SubjectKey>,
+  keys: ReadonlyMap<string, RingKey>,
 ): RecordedEvent {
   const subject = personal.subject(event.data);
   const name = subjectName(subject);

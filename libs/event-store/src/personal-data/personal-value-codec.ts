@@ -1,3 +1,4 @@
+import type { CipherKey } from 'node:crypto';
 import { aesGcmOpen, aesGcmSeal, UnreadableCiphertextError } from './aes-gcm';
 import { DataSubject, SubjectKey, subjectName } from './data-key-store.port';
 
@@ -35,7 +36,7 @@ export function isEncryptedValue(value: unknown): value is string {
  * JSON is encrypted, so a number comes back a number. `iv` is given only by known-answer tests.
  */
 export function encryptPersonalValue(
-  key: Buffer,
+  key: CipherKey,
   subject: DataSubject,
   field: string,
   value: PersonalValue,
@@ -53,7 +54,7 @@ export function encryptPersonalValue(
  * altered value, or one moved from another subject or field, is an UnreadableCiphertextError.
  */
 export function decryptPersonalValue(
-  subjectKey: SubjectKey,
+  subjectKey: SubjectKey<CipherKey>,
   subject: DataSubject,
   field: string,
   encoded: string,
