@@ -177,6 +177,36 @@ describe('erasure: DELETE /users/{id} and DELETE /customers/{id}', () => {
     await expectNoByteOf([customerName, customerEmail]);
   });
 
+  it('takes PATCH and DELETE of the same user in parallel, 100 times: no 5xx, and no name of theirs left', async () => {
+    const names: string[] = [];
+    const statuses = new Map<string, number>();
+    const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1);
+    for (let round = 0; round < 100; round += 10) {
+      const people = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => subject.createAccount({ name: `Pqrsx Racer-${round + i}` })),
+      );
+      await Promise.all(
+        people.map(async (person, i) => {
+          const patchedName = `Pqrsx Patched-${round + i}`;
+          names.push(`Pqrsx Racer-${round + i}`, patchedName);
+          const [patched, erased] = await Promise.all([
+            send('PATCH', `/users/${person.userId}`, { name: patchedName }),
+            remove(`/users/${person.userId}`, basicOf(admin)),
+          ]);
+          count(`PATCH ${patched.status}`);
+          count(`DELETE ${erased.status}`);
+          await Promise.all([patched.arrayBuffer(), erased.arrayBuffer()]);
+          expect((await send('GET', `/users/${person.userId}`)).status).toBe(410);
+        }),
+      );
+    }
+    // Whichever came first, the user ends erased: a PATCH before the erasure answers 200, after it 410.
+    expect([...statuses.keys()].sort()).toEqual(expect.arrayContaining(['DELETE 204']));
+    for (const key of statuses.keys()) expect(key).toMatch(/^(PATCH (200|410)|DELETE 204)$/);
+    await subject.settle();
+    await expectNoByteOf(names);
+  });
+
   /**
    * No byte of `texts` anywhere the service keeps data: every file under DATA_DIR (events, keys,
    * the read models' snapshot, the outbox, limits) after a clean stop, and on the production shape

@@ -40,8 +40,11 @@ export interface MemoryReadStoreImage {
 
 /** Told of what changes a memory read store: what keeps its snapshot current. */
 export interface MemoryReadStoreObserver {
-  /** A batch has been applied, its checkpoint recorded. */
-  applied(checkpoint: Checkpoint): void;
+  /**
+   * A batch has been applied, its checkpoint recorded; `removed`: it deleted documents (an
+   * erasure), so what was kept of them elsewhere must go soon.
+   */
+  applied(checkpoint: Checkpoint, removed: boolean): void;
   /** A rebuild's documents replaced these (adopt): a snapshot of the old ones is stale. */
   replaced(): void;
 }
@@ -80,7 +83,9 @@ export class MemoryReadStore extends ReadStore {
     // Everything is checked before anything is applied, so a bad batch changes nothing.
     validateChanges(changes);
     validatePosition(checkpoint.position, 'checkpoint position');
+    let removed = false;
     for (const change of changes) {
+      removed ||= change.remove === true;
       if (change.collection === 'customers') {
         if (change.remove) this.customers.remove(change.id, change.position);
         else this.customers.apply(change.id, change.position, change.set);
@@ -91,7 +96,7 @@ export class MemoryReadStore extends ReadStore {
       }
     }
     this.checkpoints.set(checkpoint.projection, copyPosition(checkpoint.position));
-    this.observer?.applied(checkpoint);
+    this.observer?.applied(checkpoint, removed);
   }
 
   /**

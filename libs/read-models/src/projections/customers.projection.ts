@@ -15,6 +15,8 @@ export const customersProjection: Projection = {
   collection: 'customers',
   eventTypes: ['CustomerRegistered.v1', 'CustomerChanged.v1', 'SubjectErased.v1'],
   project(event: RecordedEvent): DocumentChange[] {
+    // Its subject's key is gone (the values read null): its SubjectErased.v1 deletes the document.
+    if (event.erased) return [];
     switch (event.type) {
       case 'CustomerRegistered.v1': {
         const data = event.data as CustomerRegistered['data'];

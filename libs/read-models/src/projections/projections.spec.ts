@@ -187,3 +187,40 @@ describe('ALL_PROJECTIONS', () => {
     expect(ALL_PROJECTIONS.map((projection) => projection.name)).toEqual(['customers', 'users']);
   });
 });
+
+describe('projections of an erased subject', () => {
+  const erasedUser = {
+    ...userRegistered,
+    data: { ...userRegistered.data, name: null, age: null },
+    erased: true as const,
+  };
+  const erasedPatch = { ...patch({ name: null }), erased: true as const };
+  const erasedCustomer = {
+    ...customerRegistered,
+    data: { ...customerRegistered.data, name: null, email: null },
+    erased: true as const,
+  };
+
+  it('project nothing of the events whose values read null: their document is about to be deleted', () => {
+    for (const event of [erasedUser, erasedPatch]) expect(usersProjection.project(event)).toEqual([]);
+    expect(customersProjection.project(erasedCustomer)).toEqual([]);
+  });
+
+  it('delete the document at the erasure, in the collection of its kind only', () => {
+    const userErased = recorded('SubjectErased.v1', { subject: 'user-u-1', kind: 'user', erasedAt: 'T' }, 12);
+    const customerErased = recorded(
+      'SubjectErased.v1',
+      { subject: 'customer-42', kind: 'customer', erasedAt: 'T' },
+      13,
+    );
+    expect(usersProjection.project(userErased)).toEqual([
+      { collection: 'users', id: 'u-1', position: userErased.position, remove: true },
+    ]);
+    expect(customersProjection.project(userErased)).toEqual([]);
+    expect(customersProjection.project(customerErased)).toEqual([
+      { collection: 'customers', id: 42, position: customerErased.position, remove: true },
+    ]);
+    expect(usersProjection.project(customerErased)).toEqual([]);
+    expect(foldUserDocument('u-1', null, [userRegistered, userErased])).toBeNull();
+  });
+});

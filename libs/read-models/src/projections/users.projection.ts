@@ -15,6 +15,8 @@ export const usersProjection: Projection = {
   collection: 'users',
   eventTypes: ['UserRegistered.v2', 'UserPatched.v1', 'SubjectErased.v1'],
   project(event: RecordedEvent): DocumentChange[] {
+    // Its subject's key is gone (the values read null): its SubjectErased.v1 deletes the document.
+    if (event.erased) return [];
     switch (event.type) {
       case 'UserRegistered.v2': {
         const data = event.data as UserRegistered['data'];

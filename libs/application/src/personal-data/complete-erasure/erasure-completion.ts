@@ -42,7 +42,8 @@ export class ErasureCompletion {
    */
   private async closeAccount(accountId: string, context: CommandContext): Promise<void> {
     const { state } = await this.repository.load(accountDecider, accountStreamName(accountId));
-    if (state.exists) await this.mailer.forget(state.email);
+    // Null once the key is gone: then the e-mails went before it (see above).
+    if (state.exists && typeof state.email === 'string') await this.mailer.forget(state.email);
     try {
       await this.repository.handle(
         accountDecider,

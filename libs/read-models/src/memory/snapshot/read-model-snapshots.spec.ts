@@ -347,6 +347,32 @@ describe('ReadModelSnapshots', () => {
     expect(Number(match![1])).toBeLessThanOrEqual(Math.ceil(elapsed));
   });
 
+  it('writes at once after a batch that deletes documents, whatever the policy: an erased name leaves the file', async () => {
+    await registerCustomers(1, 2);
+    const { store, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    const zoe = { name: 'Zoë Erasable', email: 'zoe@erasure.example', createdon: '2026-01-01T00:00:00.000Z' };
+    await store.applyBatch([{ collection: 'customers', id: 1, position: position(1), set: zoe }], {
+      projection: CHECKPOINT,
+      position: position(1),
+    });
+    await snapshots.settled();
+    expect(readFileSync(file()).includes(Buffer.from('zoe@erasure.example'))).toBe(true);
+    // Due only every 1,000 events from now on: a plain batch writes nothing, a removal writes.
+    await snapshots.stop();
+    attached.splice(0);
+    const later = await observed({ everyEvents: 1_000, maxTimeShare: 1 });
+    await later.apply(2);
+    await later.snapshots.settled();
+    expect(readFileSync(file()).includes(Buffer.from('zoe@erasure.example'))).toBe(true);
+    await later.store.applyBatch([{ collection: 'customers', id: 1, position: position(3), remove: true }], {
+      projection: CHECKPOINT,
+      position: position(3),
+    });
+    await later.snapshots.settled();
+    expect(readFileSync(file()).includes(Buffer.from('zoe@erasure.example'))).toBe(false);
+    expect(readFileSync(file()).includes(Buffer.from('Zoë Erasable'))).toBe(false);
+  });
+
   it('writes for its own checkpoint only, and restores its own among several', async () => {
     await registerCustomers(1, 3);
     const { apply, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 1 });

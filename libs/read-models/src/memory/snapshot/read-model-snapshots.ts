@@ -58,6 +58,8 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
   private lastEndedAt = Number.NEGATIVE_INFINITY;
   private lastDurationMs = 0;
   private stopped = false;
+  /** A batch deleted documents (an erasure): the snapshot on disk holds them until the next is written. */
+  private erasing = false;
 
   constructor(
     private readonly store: MemoryReadStore,
@@ -111,10 +113,15 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
     this.store.observe(this);
   }
 
-  /** MemoryReadStoreObserver: writes a snapshot in the background when one is due. */
-  applied(checkpoint: Checkpoint): void {
+  /**
+   * MemoryReadStoreObserver: writes a snapshot in the background when one is due, and after a
+   * batch that deleted documents at once, whatever the policy: an erased subject must not stay
+   * readable in the file.
+   */
+  applied(checkpoint: Checkpoint, removed: boolean): void {
     if (checkpoint.projection !== this.options.checkpointName) return;
     this.latest = checkpoint.position;
+    this.erasing ||= removed;
     this.consider();
   }
 
@@ -123,6 +130,10 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
    * looks again once it is over, so that a store gone quiet still gets its snapshot.
    */
   private consider(): void {
+    if (this.erasing && this.recheck !== null) {
+      clearTimeout(this.recheck);
+      this.recheck = null;
+    }
     if (this.stopped || this.latest === null || this.writing !== null || this.recheck !== null) return;
     const state = {
       eventsSince: Number(this.latest.commit - (this.covered?.commit ?? 0n)),
@@ -130,7 +141,8 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
       lastDurationMs: this.lastDurationMs,
       writing: false,
     };
-    if (snapshotDue(state, this.policy)) {
+    if (this.erasing || snapshotDue(state, this.policy)) {
+      this.erasing = false;
       this.writing = this.write().finally(() => {
         this.writing = null;
         this.consider();
