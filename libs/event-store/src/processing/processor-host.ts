@@ -10,7 +10,7 @@ import {
   processorPlacement,
 } from '@chronicle/config';
 import { formatPosition, Position } from '../position';
-import type { ProcessorLogger } from './event-processor';
+import type { ProcessorLogger } from './event-processing';
 
 /** A background handler's unit in one process, as its host starts, stops and watches it. */
 export interface HostedProcessor {
