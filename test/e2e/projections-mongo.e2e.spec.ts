@@ -12,6 +12,7 @@ import {
 import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo';
 import { MongoClient } from 'mongodb';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
+import { reaches } from '../../libs/read-models/src/projection-processor.spec-helper';
 
 const metadata = {
   actor: 'system',
@@ -121,7 +122,7 @@ describe('projections rebuild and verify on MongoDB', () => {
     writing = false;
     await writer;
     expect(result.events).toBeGreaterThanOrEqual(500);
-    expect(await runner.waitFor((await events.headPosition())!, 10_000)).toBe(true);
+    expect(await reaches(runner, (await events.headPosition())!, 10_000)).toBe(true);
     expect((await live.listCustomers({ offset: 0, limit: 0 })).total).toBe(500 + written);
     // `promotions` is the swap's journal, empty once the swap is done.
     expect(await collections()).toEqual(['checkpoints', 'customers', 'promotions', 'users']);

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import {
+  AccountDirectory,
   ApplicationModule,
   AuditModule,
   ProjectionsAdminModule,
@@ -71,7 +72,12 @@ export class AppModule {
         {
           // This process's background work; processorPlacement decides which of it runs here.
           provide: ProcessorHost,
-          useFactory: (projections: InProcessProjections, sagas: SagaWorkerHost, sessions: AccountSessions) =>
+          useFactory: (
+            projections: InProcessProjections,
+            sagas: SagaWorkerHost,
+            sessions: AccountSessions,
+            directory: AccountDirectory,
+          ) =>
             new ProcessorHost(
               config,
               'api',
@@ -84,9 +90,11 @@ export class AppModule {
               {
                 startOnBootstrap: true,
                 readiness: { 'read-models': 'readModels', 'account-sessions': 'sessions' },
+                // Started with the rest, so that the first request naming an address seldom waits for all of it.
+                jobs: { 'reservation-keys': () => directory.reservationsKeyed() },
               },
             ),
-          inject: [InProcessProjections, SagaWorkerHost, AccountSessions],
+          inject: [InProcessProjections, SagaWorkerHost, AccountSessions, AccountDirectory],
         },
       ],
     };

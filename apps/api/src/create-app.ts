@@ -2,7 +2,6 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
-import { AccountDirectory } from '@chronicle/application';
 import { QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import { ChronicleConfig } from '@chronicle/config';
 import { ChronicleMetrics } from '@chronicle/metrics';
@@ -57,12 +56,6 @@ export async function createApp(config: ChronicleConfig): Promise<NestFastifyApp
   hasCaughtUp = () => health.hasCaughtUp();
   // The whole chain is walked in the background once the history is applied, never during it.
   app.get(HistoryChainWatch).walkOnceCaughtUp(hasCaughtUp);
-  // Started now, so the first request that names an address does not wait for all of it; a
-  // failure (the store down) is retried, and reported, by that request.
-  void app
-    .get(AccountDirectory)
-    .reservationsKeyed()
-    .catch(() => undefined);
   app.enableShutdownHooks();
   // Built on its first request, not at start-up: scanning every route is a tenth of the start.
   const document = () =>

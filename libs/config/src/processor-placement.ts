@@ -40,3 +40,14 @@ export const HOSTED_BY: Readonly<
   'saga-worker': { 'saga:password': 'saga-worker' },
   projector: { 'read-models': 'projector', 'saga:password': 'projector' },
 };
+
+/**
+ * The one-off background jobs, by name, and the process each runs in: each runs to its end once
+ * per process start, and is started again with back-off when it fails. Every API process keys the
+ * address reservations (of a store written before they were keyed, or under another secret), so
+ * that the first request naming an address seldom waits for it (such a request waits all the same).
+ */
+export const BACKGROUND_JOBS = { 'reservation-keys': 'api' } as const satisfies Readonly<
+  Record<string, ProcessorPlace>
+>;
+export type BackgroundJob = keyof typeof BACKGROUND_JOBS;

@@ -23,6 +23,7 @@ import { ProjectionProcessor, ProjectionProcessorOptions } from './projection-pr
 import { ALL_PROJECTIONS } from './projections/all-projections';
 import { Projection } from './projections/projection';
 import { Checkpoint, DocumentChange } from './read-store.port';
+import { reaches } from './projection-processor.spec-helper';
 
 /**
  * An in-memory EventStore that follows the port: positions 1, 2, 3, ...; subscriptions deliver
@@ -306,7 +307,7 @@ describe('ProjectionProcessor', () => {
     await subject.start();
 
     expect(await customerIds(readStore)).toEqual([1]);
-    expect(await subject.waitFor(position(9), 1000)).toBe(true);
+    expect(await reaches(subject, position(9), 1000)).toBe(true);
     expect(await readStore.getCheckpoint('read-models')).toEqual(position(9));
   });
 
@@ -350,7 +351,7 @@ describe('ProjectionProcessor', () => {
     expect(await readStore.getCheckpoint('read-models')).toEqual(position(4));
 
     const live = await registerCustomer(events, 3);
-    expect(await subject.waitFor(live.position, 1000)).toBe(true);
+    expect(await reaches(subject, live.position, 1000)).toBe(true);
     expect(await customerIds(readStore)).toEqual([1, 2, 3]);
     expect(await readStore.getCheckpoint('read-models')).toEqual(position(5));
   });
@@ -362,7 +363,7 @@ describe('ProjectionProcessor', () => {
 
     const live = await registerUser(events, 'u-1', 41);
 
-    expect(await subject.waitFor(live.position, 1000)).toBe(true);
+    expect(await reaches(subject, live.position, 1000)).toBe(true);
     expect((await readStore.getUser('u-1'))?.age).toBe(41);
   });
 
@@ -377,7 +378,7 @@ describe('ProjectionProcessor', () => {
       { changes: [], checkpoint: { projection: 'read-models', position: position(2) } },
     ]);
     const live = await openAccount(events);
-    expect(await subject.waitFor(live.position, 1000)).toBe(true);
+    expect(await reaches(subject, live.position, 1000)).toBe(true);
     expect(await readStore.getCheckpoint('read-models')).toEqual(position(3));
   });
 
@@ -386,7 +387,7 @@ describe('ProjectionProcessor', () => {
     const first = runner();
     await first.start();
     const live = await registerCustomer(events, 4);
-    await first.waitFor(live.position, 1000);
+    await reaches(first, live.position, 1000);
     await first.stop();
 
     await registerCustomer(events, 5);
@@ -432,43 +433,9 @@ describe('ProjectionProcessor', () => {
     const appends = Array.from({ length: 200 }, (_, i) => registerCustomer(events, i + 1));
     const last = (await Promise.all(appends)).at(-1)!;
 
-    expect(await subject.waitFor(last.position, 1000)).toBe(true);
+    expect(await reaches(subject, last.position, 1000)).toBe(true);
     expect(readStore.batches.length).toBe(1);
     expect(readStore.batches[0].changes.length).toBe(200);
-  });
-
-  it('waitFor answers at once for an applied position, false on timeout, true once applied', async () => {
-    const applied = await registerCustomer(events, 1);
-    const subject = runner();
-    await subject.start();
-
-    expect(await subject.waitFor(applied.position, 0)).toBe(true);
-    expect(await subject.waitFor(position(2), 20)).toBe(false);
-
-    const waiting = subject.waitFor(position(3), 1000);
-    await registerCustomer(events, 2);
-    await registerCustomer(events, 3);
-    expect(await waiting).toBe(true);
-    expect(await customerIds(readStore)).toEqual([1, 2, 3]);
-  });
-
-  it('waitFor without a time limit answers false when the runner stops', async () => {
-    // Fake time: a day passes at once (Node fires a timer of Infinity ms after 1 ms).
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
-    try {
-      const subject = runner();
-      await subject.start();
-      const waiting = subject.waitFor(position(1), Number.POSITIVE_INFINITY);
-      await jest.advanceTimersByTimeAsync(24 * 60 * 60 * 1000);
-      // A settled `waiting` would win the race: it is listed first.
-      expect(await Promise.race([waiting, Promise.resolve('still waiting')])).toBe('still waiting');
-
-      await subject.stop();
-
-      expect(await waiting).toBe(false);
-    } finally {
-      jest.useRealTimers();
-    }
   });
 
   it('retries a failing batch with back-off, logging each failure, and loses nothing', async () => {
@@ -487,7 +454,7 @@ describe('ProjectionProcessor', () => {
 
     readStore.failuresLeft = 1;
     const live = await registerCustomer(events, 11);
-    expect(await subject.waitFor(live.position, 1000)).toBe(true);
+    expect(await reaches(subject, live.position, 1000)).toBe(true);
     expect(logger.error).toHaveBeenCalledTimes(4);
     expect(logger.error.mock.calls[3][0]).toMatch(
       /Committing at 11 failed: read store unavailable; retrying in 5 ms/,
@@ -571,7 +538,7 @@ describe('ProjectionProcessor', () => {
     events.dropSubscriptions(new Error('connection lost'));
     const live = await registerCustomer(events, 3);
 
-    expect(await subject.waitFor(live.position, 1000)).toBe(true);
+    expect(await reaches(subject, live.position, 1000)).toBe(true);
     expect(logger.error.mock.calls[0][0]).toMatch(/connection lost/);
     expect(events.subscribedAfter).toEqual([undefined, position(2)]);
     expect(readStore.changePositions()).toEqual([1n, 2n, 3n]);
@@ -584,7 +551,7 @@ describe('ProjectionProcessor', () => {
     events.endSubscriptions();
     const live = await registerCustomer(events, 1);
 
-    expect(await subject.waitFor(live.position, 1000)).toBe(true);
+    expect(await reaches(subject, live.position, 1000)).toBe(true);
     expect(logger.warn.mock.calls[0][0]).toMatch(/Subscription ended unexpectedly/);
     expect(events.subscribedAfter.length).toBe(2);
   });

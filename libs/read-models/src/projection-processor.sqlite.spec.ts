@@ -7,6 +7,7 @@ import { MemoryReadStore } from './memory/memory-read-store';
 import { ProjectionProcessor } from './projection-processor';
 import { ALL_PROJECTIONS } from './projections/all-projections';
 import { Checkpoint, DocumentChange } from './read-store.port';
+import { reaches } from './projection-processor.spec-helper';
 
 /** The runner against the real embedded event store and its subscription. */
 describe('ProjectionProcessor on the embedded event store', () => {
@@ -60,7 +61,7 @@ describe('ProjectionProcessor on the embedded event store', () => {
     await first.start();
     expect(batches).toEqual([1000, 1000, 1000]);
     const live = await registerCustomer(3_001);
-    expect(await first.waitFor(live.position, 2000)).toBe(true);
+    expect(await reaches(first, live.position, 2000)).toBe(true);
     await first.stop();
 
     await registerCustomer(3_002);

@@ -8,7 +8,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { OpenAccountCommand, SeedCustomersCommand, SYSTEM_ACTOR, SYSTEM_AUTH } from '@chronicle/application';
 import { ChronicleConfig, parseConfig } from '@chronicle/config';
 import { comparePositions, EventStore, formatPosition, Position } from '@chronicle/event-store';
-import { ProjectionProcessor, READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
+import { READ_MODELS_CHECKPOINT, ReadStore } from '@chronicle/read-models';
 import { createApp } from '../../../apps/api/src/create-app';
 import { backendEnv, discardBackend, E2E_BACKEND, stopAtFileEnd } from './backend';
 import { ResponseChecker } from './openapi-responses';
@@ -100,12 +100,7 @@ export async function startTestApp(
 
   const settle = async () => {
     const head = await app.get(EventStore).headPosition();
-    if (!head) return;
-    if (projector) {
-      await checkpointReaches(app.get(ReadStore), head, projector);
-    } else if (!(await app.get(ProjectionProcessor).waitFor(head, SETTLE_TIMEOUT_MS))) {
-      throw new Error(`The read models did not catch up within ${SETTLE_TIMEOUT_MS} ms`);
-    }
+    if (head) await checkpointReaches(app.get(ReadStore), head, projector);
   };
   let stopped: Promise<void> | null = null;
   const stop = () => {
@@ -178,20 +173,26 @@ async function untilReady(url: string): Promise<void> {
 }
 
 /** Polls the projector's checkpoint in the read store until it covers `head`. */
-async function checkpointReaches(readStore: ReadStore, head: Position, projector: AppProcess): Promise<void> {
+/** Waits until the read models' checkpoint, this process's or the projector's, reaches `head`. */
+async function checkpointReaches(
+  readStore: ReadStore,
+  head: Position,
+  projector: AppProcess | null,
+): Promise<void> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   for (;;) {
     const checkpoint = await readStore.getCheckpoint(READ_MODELS_CHECKPOINT);
     if (checkpoint && comparePositions(checkpoint, head) >= 0) return;
-    const exit = projector.exit();
-    if (exit) throw new Error(`The projector exited (${JSON.stringify(exit)}):\n${projector.output()}`);
+    const exit = projector?.exit();
+    if (exit) throw new Error(`The projector exited (${JSON.stringify(exit)}):\n${projector!.output()}`);
     if (Date.now() > deadline) {
       throw new Error(
-        `The projector's checkpoint (${checkpoint ? formatPosition(checkpoint) : 'none'}) did not reach ` +
-          `${formatPosition(head)} within ${SETTLE_TIMEOUT_MS} ms; its output:\n${projector.output()}`,
+        `The read models' checkpoint (${checkpoint ? formatPosition(checkpoint) : 'none'}) did not reach ` +
+          `${formatPosition(head)} within ${SETTLE_TIMEOUT_MS} ms` +
+          (projector ? `; the projector's output:\n${projector.output()}` : ''),
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 

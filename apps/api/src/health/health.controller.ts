@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { HealthCheck } from '@nestjs/terminus';
 import { Public } from '@chronicle/auth';
-import { EventStore, processorChecks, ProcessorHost } from '@chronicle/event-store';
+import { EventStore, processorChecks, ProcessorHost, readinessMet } from '@chronicle/event-store';
 import { checkHealth, HealthCheck as Check, HealthCheckResult } from '@chronicle/metrics';
 import { ReadStore } from '@chronicle/read-models';
 import { HistoryChainWatch } from '../audit/history-chain-watch.service';
@@ -93,9 +93,7 @@ export class HealthController {
 
   /** Whether everything this process builds from the history has caught up with it (the lifecycle's "ready"). */
   hasCaughtUp(): boolean {
-    return this.processors.registry.every(
-      (status) => status.readiness === null || status.isCaughtUp === true,
-    );
+    return this.processors.registry.every(readinessMet);
   }
 
   /** Down while the tail since the kept verified head is checked, and for good once the chain breaks. */

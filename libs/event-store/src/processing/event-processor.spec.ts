@@ -13,14 +13,8 @@ import { SqliteCheckpointStore } from '../embedded/sqlite-checkpoint-store';
 import type { ChainLink } from '../integrity/history-chain';
 import type { LinkedChainLink } from '../event-store.port';
 import { formatPosition, Position, position } from '../position';
-import {
-  EventProcessor,
-  EventProcessorOptions,
-  PermanentFailure,
-  ProcessorHandler,
-  ProcessorLogger,
-  StoreReplacedError,
-} from './event-processor';
+import { PermanentFailure, ProcessorHandler, ProcessorLogger, StoreReplacedError } from './event-processing';
+import { EventProcessor, EventProcessorOptions } from './event-processor';
 
 /**
  * The processor on its own, against a store whose subscriptions the test scripts message by
@@ -437,15 +431,25 @@ describe('EventProcessor', () => {
       expect(handler.commits).toEqual(['2', '4', '5']);
     });
 
-    it('commits a live event at the next turn, and releases who waits for it', async () => {
+    it('commits a live event at the next turn', async () => {
       store.scripts.push([event(1), caughtUp]);
       const p = processor();
       await p.start();
-      const waiting = tracked(p.waitFor(position(2), 60_000));
       store.subscriptions[0].push(event(2));
-      await until(() => waiting.settled, 'the waiter');
-      expect(waiting.value).toBe(true);
+      await until(() => handler.commits.length === 2, 'the commit');
+      expect(p.position).toEqual(position(2));
       expect(handler.commits).toEqual(['1', '2']);
+    });
+
+    it('gives as its position the last commit, not an event gathered before it', async () => {
+      const p = await live();
+      store.subscriptions[0].push(event(4));
+      await until(() => handler.commits.length === 1, 'the first commit');
+      await settle();
+      expect(p.position).toEqual(position(4));
+      store.subscriptions[0].push(event(6));
+      await until(() => handler.commits.length === 2, 'the second commit');
+      expect(p.position).toEqual(position(6));
     });
 
     it('skips the events at or before the last one taken in, which a server may send again', async () => {
@@ -548,66 +552,6 @@ describe('EventProcessor', () => {
       const p = await deferredCheckpoint();
       await stopAndWait(p);
       expect(handler.commits).toEqual(['3']);
-    });
-  });
-
-  describe('waitFor', () => {
-    it('answers true at once for a position committed', async () => {
-      store.scripts.push([event(3), caughtUp]);
-      const p = processor();
-      await p.start();
-      await expect(p.waitFor(position(2), 1)).resolves.toBe(true);
-      await expect(p.waitFor(position(3), 1)).resolves.toBe(true);
-    });
-
-    it('waits for the commit that reaches the position, not an earlier one', async () => {
-      const p = await live();
-      const waiting = tracked(p.waitFor(position(6), 60_000));
-      store.subscriptions[0].push(event(4));
-      await until(() => handler.commits.length === 1, 'the first commit');
-      await settle();
-      expect(waiting.settled).toBe(false);
-      store.subscriptions[0].push(event(6));
-      await until(() => waiting.settled, 'the waiter');
-      expect(waiting.value).toBe(true);
-    });
-
-    it('answers false once its timeout has passed', async () => {
-      const p = await live();
-      const waiting = tracked(p.waitFor(position(6), 250));
-      await jest.advanceTimersByTimeAsync(249);
-      expect(waiting.settled).toBe(false);
-      await jest.advanceTimersByTimeAsync(1);
-      expect(waiting).toEqual({ settled: true, value: false });
-    });
-
-    it('answers false at once for no timeout, or on a stopped processor', async () => {
-      const p = await live();
-      const noTimeout = tracked(p.waitFor(position(6), 0));
-      await settle();
-      expect(noTimeout).toEqual({ settled: true, value: false });
-      await p.stop();
-      const stopped = tracked(p.waitFor(position(6), 60_000));
-      await settle();
-      expect(stopped).toEqual({ settled: true, value: false });
-    });
-
-    it('answers false to who waits when the processor stops', async () => {
-      const p = await live();
-      const waiting = tracked(p.waitFor(position(6), 60_000));
-      await p.stop();
-      await settle();
-      expect(waiting).toEqual({ settled: true, value: false });
-      expect(jest.getTimerCount()).toBe(0);
-    });
-
-    it('answers false to who waits when a processor never started is stopped', async () => {
-      const p = processor();
-      const waiting = tracked(p.waitFor(position(6), 60_000));
-      await p.stop();
-      await settle();
-      expect(waiting).toEqual({ settled: true, value: false });
-      expect(jest.getTimerCount()).toBe(0);
     });
   });
 

@@ -1,6 +1,12 @@
 import { BackgroundHandler } from '@chronicle/config';
 import { position } from '../position';
-import { HostedProcessor, processorChecks, ProcessorHost, ProcessorStatus } from './processor-host';
+import {
+  HostedProcessor,
+  processorChecks,
+  ProcessorHost,
+  ProcessorStatus,
+  readinessMet,
+} from './processor-host';
 
 const EMBEDDED = { mongodbUri: null };
 const PRODUCTION = { mongodbUri: 'mongodb://db/chronicle' };
@@ -180,6 +186,58 @@ describe('ProcessorHost', () => {
     expect(logs).toHaveLength(4);
   });
 
+  it('runs a job in every API process, on either deployment: once, listed until done, started again after a failure', async () => {
+    for (const config of [EMBEDDED, PRODUCTION]) {
+      const logs: string[] = [];
+      const runs: Array<{ succeed(): void; fail(error: Error): void }> = [];
+      const job = jest.fn(
+        () => new Promise<void>((succeed, fail) => runs.push({ succeed: () => succeed(), fail })),
+      );
+      const host = new ProcessorHost(
+        config,
+        'api',
+        {},
+        {
+          startOnBootstrap: true,
+          jobs: { 'reservation-keys': job },
+          logger: { log: () => undefined, warn: () => undefined, error: (message) => logs.push(message) },
+          restartDelayMs: 20,
+        },
+      );
+      const caughtUp = () => host.registry.map((status) => [status.handler, status.isCaughtUp]);
+
+      host.onApplicationBootstrap();
+      expect(job).toHaveBeenCalledTimes(1);
+      expect(caughtUp()).toEqual([['reservation-keys', false]]);
+      runs[0].fail(new Error('the event store is down'));
+      await new Promise(setImmediate);
+      expect(logs).toEqual([
+        'The reservation-keys job failed: the event store is down; starting it again in 0.02 s',
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(job).toHaveBeenCalledTimes(2);
+      runs[1].succeed();
+      await new Promise(setImmediate);
+
+      expect(caughtUp()).toEqual([['reservation-keys', true]]);
+      expect(readinessMet(host.registry[0])).toBe(true);
+      await host.stop();
+      expect(job).toHaveBeenCalledTimes(2);
+    }
+  });
+
+  it('refuses a job its process does not run', () => {
+    expect(
+      () =>
+        new ProcessorHost(
+          PRODUCTION,
+          'projector',
+          {},
+          { startOnBootstrap: false, jobs: { 'reservation-keys': () => Promise.resolve() } },
+        ),
+    ).toThrow('The projector process runs no reservation-keys');
+  });
+
   it('stops each unit once, however often it is told to', async () => {
     const units = apiUnits([]);
     const host = apiHost(EMBEDDED, units);
@@ -262,6 +320,13 @@ describe('processorChecks', () => {
         processorChecks([status('account-sessions', { readiness: 'sessions', isCaughtUp: true })], head),
       ),
     ).toEqual({ sessions: { status: 'up' } });
+  });
+
+  it('finds readiness met, as /health/ready and the lifecycle read it, for what no request reads or what caught up', () => {
+    expect(readinessMet(status('saga:password', { place: 'saga-worker' }))).toBe(true);
+    expect(readinessMet(status('read-models', { readiness: 'readModels', isCaughtUp: true }))).toBe(true);
+    expect(readinessMet(status('read-models', { readiness: 'readModels', isCaughtUp: false }))).toBe(false);
+    expect(readinessMet(status('account-sessions', { readiness: 'sessions', isCaughtUp: null }))).toBe(false);
   });
 
   it('reports a handler that stopped for good, by its check or its name; a head that fails reads as unknown', async () => {

@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import {
+  BACKGROUND_JOBS,
   BackgroundHandler,
+  BackgroundJob,
   BackOff,
   backOffDelay,
   ChronicleConfig,
@@ -10,7 +12,7 @@ import {
   processorPlacement,
 } from '@chronicle/config';
 import { formatPosition, Position } from '../position';
-import type { ProcessorLogger } from './event-processor';
+import type { ProcessorLogger } from './event-processing';
 
 /** A background handler's unit in one process, as its host starts, stops and watches it. */
 export interface HostedProcessor {
@@ -32,16 +34,18 @@ export interface ProcessorHostOptions {
   /** Start at the application's bootstrap; else when told (the projector, once it holds its lease). */
   startOnBootstrap: boolean;
   /** The readiness check of each handler whose work this process's requests read, by handler. */
-  readiness?: Partial<Record<BackgroundHandler, string>>;
+  readiness?: Partial<Record<BackgroundHandler | BackgroundJob, string>>;
+  /** The one-off jobs this process runs (BACKGROUND_JOBS places them), by name. */
+  jobs?: Partial<Record<BackgroundJob, () => Promise<void>>>;
   logger?: ProcessorLogger;
   /** A unit that ended on its own is started again after this long, doubled per end up to the maximum. */
   restartDelayMs?: number;
   maxRestartDelayMs?: number;
 }
 
-/** One entry of the registry: a handler running in this process, as health reads it. */
+/** One entry of the registry: a handler or a job running in this process, as health reads it. */
 export interface ProcessorStatus {
-  readonly handler: BackgroundHandler;
+  readonly handler: BackgroundHandler | BackgroundJob;
   readonly place: ProcessorPlace;
   /** The readiness check it gates, or null: what it builds serves no request here. */
   readonly readiness: string | null;
@@ -53,7 +57,7 @@ export interface ProcessorStatus {
 }
 
 interface Entry {
-  handler: BackgroundHandler;
+  handler: BackgroundHandler | BackgroundJob;
   place: ProcessorPlace;
   unit: HostedProcessor;
   failure: Error | null;
@@ -105,6 +109,18 @@ export class ProcessorHost {
         restartTimer: null,
       }));
     this.idle = Object.values(units).filter((unit) => !this.entries.some((entry) => entry.unit === unit));
+    for (const [job, run] of Object.entries(options.jobs ?? {}) as [BackgroundJob, () => Promise<void>][]) {
+      if (BACKGROUND_JOBS[job] !== process) throw new Error(`The ${process} process runs no ${job}`);
+      const unit = jobUnit(job, run);
+      this.entries.push({
+        handler: job,
+        place: process,
+        unit,
+        failure: null,
+        failedRuns: 0,
+        restartTimer: null,
+      });
+    }
     const failures = this.entries.flatMap((entry) =>
       entry.unit.failed === undefined ? [] : [entry.unit.failed.then((error) => (entry.failure = error))],
     );
@@ -178,6 +194,39 @@ export class ProcessorHost {
   }
 }
 
+/**
+ * Whether readiness has what it waits for of a handler: nothing, as what it builds serves no
+ * request here, or its catch-up. Stopping for good is told apart (processorChecks).
+ */
+export function readinessMet(status: ProcessorStatus): boolean {
+  return status.readiness === null || status.isCaughtUp === true;
+}
+
+/**
+ * A one-off job as a unit: each start runs it once; it has caught up once it has succeeded, and a
+ * failure ends it, so that the host starts it again after its back-off. A run is never cut short
+ * at stop: the jobs are idempotent, and what a process's end interrupts the next start finishes.
+ */
+function jobUnit(job: BackgroundJob, run: () => Promise<void>): HostedProcessor {
+  const unit = {
+    isCaughtUp: false,
+    start(ended: (why: string) => void): Promise<void> {
+      // Settles only on success, as a worker thread's start does: a failed run is started again.
+      return new Promise<void>((resolve) => {
+        run().then(
+          () => {
+            unit.isCaughtUp = true;
+            resolve();
+          },
+          (error: unknown) => ended(`The ${job} job failed: ${errorMessage(error)}`),
+        );
+      });
+    },
+    stop: () => Promise.resolve(),
+  };
+  return unit;
+}
+
 /** A readiness check's result, in the shape both processes' health bodies use. */
 export type ProcessorCheck =
   { status: 'up' } | { status: 'down'; message: string; position?: string | null; head?: string | null };
@@ -199,10 +248,8 @@ export function processorChecks(
     const { failure } = status;
     if (failure !== null) {
       checks[key] = () => Promise.resolve({ status: 'down', message: `stopped: ${failure.message}` });
-    } else if (status.readiness === null) {
-      continue;
-    } else if (status.isCaughtUp === true) {
-      checks[key] = () => Promise.resolve({ status: 'up' });
+    } else if (readinessMet(status)) {
+      if (status.readiness !== null) checks[key] = () => Promise.resolve({ status: 'up' });
     } else {
       checks[key] = async () => {
         headAt ??= head().catch(() => null);

@@ -11,6 +11,7 @@ import { ReadModelRebuilder, UnknownProjectionError } from './read-model-rebuild
 import { ParkedEvents, replayInto } from './replay';
 import { MemoryRebuildTarget, RebuildTarget } from './rebuild-target';
 import { ReadStore } from '../read-store.port';
+import { reaches } from '../projection-processor.spec-helper';
 
 const CHECKPOINT = 'read-models';
 const metadata = {
@@ -120,7 +121,7 @@ describe('ReadModelRebuilder on memory read models', () => {
     expect(await live.getCheckpoint(CHECKPOINT)).toEqual(checkpoint);
     // The live processor goes on feeding both collections.
     await register(3001);
-    await runner.waitFor((await events.headPosition())!, 10_000);
+    await reaches(runner, (await events.headPosition())!, 10_000);
     expect(await names()).toContain('C3001');
   });
 
@@ -258,7 +259,7 @@ describe('ReadModelRebuilder on memory read models', () => {
         void register(5000);
       },
     });
-    await runner.waitFor((await events.headPosition())!, 5000);
+    await reaches(runner, (await events.headPosition())!, 5000);
     expect(result.events).toBe(3001);
     expect(await names()).toHaveLength(3001);
     expect((await live.listCustomers({ gt: 4999, offset: 0, limit: 1 })).items[0]?.name).toBe('C5000');

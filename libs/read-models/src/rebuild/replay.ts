@@ -1,13 +1,13 @@
 import { EVENT_SCHEMAS } from '@chronicle/domain';
 import {
   CheckpointStore,
-  comparePositions,
+  EventProcessing,
   EventStore,
   formatPosition,
-  parkedMessage,
-  PermanentFailure,
+  ParkedMessage,
+  Parking,
   Position,
-  RecordedEvent,
+  readToEnd,
 } from '@chronicle/event-store';
 import { ProjectionsHandler } from '../projection-processor';
 import { Projection } from '../projections/projection';
@@ -27,11 +27,11 @@ const FIRST_PARKED = 10;
 
 /**
  * The events a replay could not project, set aside by the live processor's own rule
- * (ProjectionsHandler): parked under its name where `parking` is given (a rebuild), so that
- * `projections status` and the parked-messages metric show them as they show the live ones;
- * counted only where it is not (a verify, which changes nothing).
+ * (ProjectionsHandler, through the same EventProcessing): parked under its name where `parking`
+ * is given (a rebuild), so that `projections status` and the parked-messages metric show them as
+ * they show the live ones; counted only where it is not (a verify, which changes nothing).
  */
-export class ParkedEvents {
+export class ParkedEvents implements Parking {
   private count = 0;
   private readonly first: ParkedEvent[] = [];
 
@@ -41,18 +41,18 @@ export class ParkedEvents {
     private readonly parking: CheckpointStore | null,
   ) {}
 
-  async add(event: RecordedEvent, reason: string): Promise<void> {
+  async park(message: ParkedMessage): Promise<void> {
     this.count++;
     if (this.first.length < FIRST_PARKED) {
       this.first.push({
-        position: formatPosition(event.position),
-        eventId: event.id,
-        stream: event.stream,
-        type: event.type,
-        reason,
+        position: formatPosition(message.position),
+        eventId: message.eventId,
+        stream: message.stream,
+        type: message.type,
+        reason: message.reason,
       });
     }
-    await this.parking?.park(parkedMessage(this.processor, event, reason, 1));
+    await this.parking?.park({ ...message, processor: this.processor });
   }
 
   /** What a result shows: the count and the first few. */
@@ -84,55 +84,25 @@ export interface Replayed {
 
 /**
  * Applies the history after `after` to `target`, batch by batch, until the store has no more
- * events. Only projections are fed: sagas never see a replay, so nothing is sent twice. Each event
- * goes through the live processor's handler, so an event it would park (a type this build does
- * not know, a projection that throws) is parked here too, never skipped unnoticed. The store skips
- * only the types this build knows and no projection uses, and the checkpoint still ends at the
- * head: the events skipped on the way change nothing.
+ * events: the one-shot consumer (readToEnd) feeding the live processor's processing and handler,
+ * so an event it would park (a type this build does not know, a projection that throws) is parked
+ * here too, never skipped unnoticed. Only projections are fed: sagas never see a replay, so
+ * nothing is sent twice. The store skips only the types this build knows and no projection uses,
+ * and the checkpoint still ends at the head: the events skipped on the way change nothing.
  */
-export async function replayInto(
+export function replayInto(
   eventStore: EventStore,
   target: ReadStore,
   projections: readonly Projection[],
   options: ReplayOptions,
 ): Promise<Replayed> {
-  const batchSize = options.batchSize ?? 2000;
-  let position = options.after ?? null;
-  let events = 0;
-  let batch: RecordedEvent[] = [];
   const handler = new ProjectionsHandler(target, projections, options.checkpointName);
   const used = new Set(projections.flatMap((projection) => projection.eventTypes));
-  const exceptTypes = Object.keys(EVENT_SCHEMAS).filter((type) => !used.has(type));
-  // Read first: the read below goes at least this far, so every event up to here is accounted for.
-  const head = await eventStore.headPosition();
-  const apply = async () => {
-    options.signal?.throwIfAborted();
-    for (const event of batch) {
-      try {
-        handler.handle(event);
-      } catch (error) {
-        if (!(error instanceof PermanentFailure)) throw error;
-        await options.parked.add(event, error.message);
-      }
-    }
-    const last = batch[batch.length - 1].position;
-    await handler.commit(last);
-    events += batch.length;
-    position = last;
-    batch = [];
-    options.onBatch?.(events, last);
-  };
-  for await (const event of eventStore.readAll(
-    position === null ? { exceptTypes } : { after: position, exceptTypes },
-  )) {
-    batch.push(event);
-    if (batch.length >= batchSize) await apply();
-  }
-  if (batch.length > 0) await apply();
-  if (head !== null && (position === null || comparePositions(head, position) > 0)) {
-    options.signal?.throwIfAborted();
-    await target.applyBatch([], { projection: options.checkpointName, position: head });
-    position = head;
-  }
-  return { events, position };
+  return readToEnd(eventStore, new EventProcessing(handler, options.parked), {
+    after: options.after,
+    exceptTypes: Object.keys(EVENT_SCHEMAS).filter((type) => !used.has(type)),
+    batchSize: options.batchSize ?? 2000,
+    signal: options.signal,
+    onBatch: (events, position) => options.onBatch?.(events, position),
+  });
 }

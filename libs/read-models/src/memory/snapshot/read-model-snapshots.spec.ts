@@ -17,6 +17,7 @@ import { ProjectionProcessor } from '../../projection-processor';
 import { ALL_PROJECTIONS } from '../../projections/all-projections';
 import { MemoryReadStore } from '../memory-read-store';
 import { ReadModelSnapshots, SNAPSHOT_FILE } from './read-model-snapshots';
+import { reaches } from '../../projection-processor.spec-helper';
 
 const CHECKPOINT = 'read-models';
 
@@ -255,7 +256,7 @@ describe('ReadModelSnapshots', () => {
 
     // The next batch finds every event since the start of the log uncovered: a snapshot is due.
     await registerCustomers(151, 1);
-    expect(await started.processor.waitFor((await events.headPosition())!, 5_000)).toBe(true);
+    expect(await reaches(started.processor, (await events.headPosition())!, 5_000)).toBe(true);
     await started.snapshots.settled();
     expect(statSync(file(), { throwIfNoEntry: false })).toBeDefined();
   });
