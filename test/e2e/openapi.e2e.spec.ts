@@ -188,7 +188,7 @@ describe('the OpenAPI document', () => {
     expect(patch.additionalProperties).toBe(false);
     expect(created.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
     expect(Object.keys(document.paths['/customers'])).toEqual(['get', 'post']);
-    expect(Object.keys(document.paths['/customers/{id}'])).toEqual(['get', 'patch']);
+    expect(Object.keys(document.paths['/customers/{id}'])).toEqual(['get', 'delete', 'patch']);
   });
 
   it("states the customer routes' path and entity-tag parameters as the service takes them", () => {

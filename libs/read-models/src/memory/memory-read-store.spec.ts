@@ -309,7 +309,7 @@ describe('MemoryReadStore.adopt', () => {
     expect(generation).toMatchObject({ users: new Map() });
     await live.applyBatch([customer(3, 5, 'later')], { projection: 'main', position: position(5) });
     expect(await customerNames(live)).toEqual(['new', 'later']);
-    expect(applied).toHaveBeenCalledWith({ projection: 'main', position: position(5) });
+    expect(applied).toHaveBeenCalledWith({ projection: 'main', position: position(5) }, false);
   });
 
   it('takes over a generation at the very position the live models are at', async () => {
