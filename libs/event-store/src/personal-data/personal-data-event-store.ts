@@ -198,7 +198,7 @@ function decryptedEvent(
   // A value not in the encrypted form was put there outside the service (the chain shows where):
   // shown as stored, which is no ciphertext.
   const data = mapPersonal(event.data, personal, (field, value) =>
-    isEncryptedValue(value) ? decryptPersonalValue(key, subject, field, value) : value,
+    isEncryptedValue(value) ? decryptPersonalValue(key.key, subject, field, value) : value,
   );
   return { ...event, data };
 }

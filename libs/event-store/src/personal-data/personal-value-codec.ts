@@ -1,25 +1,9 @@
 import type { CipherKey } from 'node:crypto';
 import { aesGcmOpen, aesGcmSeal, UnreadableCiphertextError } from './aes-gcm';
-import { DataSubject, SubjectKey, subjectName } from './data-key-store.port';
+import { DataSubject, subjectName } from './data-key-store.port';
 
 /** A personal value as events hold it: a name, an e-mail address, an age (null: none). */
 export type PersonalValue = string | number | null;
-
-/**
- * What a personal value of an erased subject reads as (API.md: erased, never ciphertext). In JSON
- * it is `null`, as the audit shows it.
- */
-export class ErasedValue {
-  toJSON(): null {
-    return null;
-  }
-}
-
-export const ERASED: ErasedValue = Object.freeze(new ErasedValue());
-
-export function isErased(value: unknown): value is ErasedValue {
-  return value instanceof ErasedValue;
-}
 
 /** Version 1 of the stored form: `p1.` then base64url of IV (12 bytes), ciphertext and tag (16). */
 const PREFIX = 'p1.';
@@ -50,20 +34,20 @@ export function encryptPersonalValue(
 }
 
 /**
- * The value encryptPersonalValue stored, or ERASED when the subject's key was destroyed. An
- * altered value, or one moved from another subject or field, is an UnreadableCiphertextError.
+ * The value encryptPersonalValue stored under `key`. An altered value, or one moved from another
+ * subject or field, is an UnreadableCiphertextError. (An erased subject has no key: its store
+ * reads its values as null without decrypting anything.)
  */
 export function decryptPersonalValue(
-  subjectKey: SubjectKey<CipherKey>,
+  key: CipherKey,
   subject: DataSubject,
   field: string,
   encoded: string,
-): PersonalValue | ErasedValue {
+): PersonalValue {
   const what = `${field} of ${subjectName(subject)}`;
   if (!ENCODED.test(encoded)) throw new UnreadableCiphertextError(what);
-  if (subjectKey.state === 'erased') return ERASED;
   const sealed = Buffer.from(encoded.slice(PREFIX.length), 'base64url');
-  const plaintext = aesGcmOpen(subjectKey.key, sealed, context(subject, field), what);
+  const plaintext = aesGcmOpen(key, sealed, context(subject, field), what);
   return JSON.parse(plaintext.toString('utf8')) as PersonalValue;
 }
 
