@@ -1,21 +1,17 @@
-import type { ChainLink, ChainScope } from '../integrity/history-chain';
 import {
   AppendResult,
-  ChainRef,
   EventData,
   EventStore,
   EventSubscription,
   ExpectedRevision,
-  LinkedChainLink,
   LogPage,
   LogQuery,
   NewEvent,
   ReadAllOptions,
   RecordedEvent,
   SubscribeOptions,
-  SubscriptionMessage,
 } from '../event-store.port';
-import { Position } from '../position';
+import { ForwardingEventStore, mappedSubscription } from '../forwarding-event-store';
 import { DataKeyRing, RingKey } from './data-key-ring';
 import { DataSubject, SubjectErasedError, subjectName } from './data-key-store.port';
 import {
@@ -45,13 +41,13 @@ const READ_BATCH = 256;
  * The one place values are decrypted: aggregates, projections, the audit and exports all read
  * through it. The chain covers what is stored, so its reads pass through untouched.
  */
-export class PersonalDataEventStore extends EventStore {
+export class PersonalDataEventStore extends ForwardingEventStore {
   constructor(
-    readonly inner: EventStore,
+    inner: EventStore,
     readonly keys: DataKeyRing,
     private readonly personalFieldsOf: PersonalFieldsOf,
   ) {
-    super();
+    super(inner);
   }
 
   override async append(
@@ -83,55 +79,15 @@ export class PersonalDataEventStore extends EventStore {
   }
 
   override subscribeToAll(options?: SubscribeOptions): EventSubscription {
-    const subscription = this.inner.subscribeToAll(options);
-    const decrypted = (events: RecordedEvent[]) => this.decrypted(events);
-    return {
-      close: () => subscription.close(),
-      [Symbol.asyncIterator](): AsyncIterator<SubscriptionMessage> {
-        const iterator = subscription[Symbol.asyncIterator]();
-        return {
-          async next() {
-            const result = await iterator.next();
-            if (result.done || result.value.kind !== 'event') return result;
-            const [event] = await decrypted([result.value.event]);
-            return { done: false, value: { kind: 'event', event } };
-          },
-          async return() {
-            await subscription.close();
-            return { done: true, value: undefined };
-          },
-        };
-      },
-    };
+    return mappedSubscription(this.inner.subscribeToAll(options), async (event) => {
+      const [decrypted] = await this.decrypted([event]);
+      return decrypted;
+    });
   }
 
   /** Events as stored but decrypted: the audit's raw view shows no ciphertext either. */
   override asStored(): EventStore {
     return this;
-  }
-
-  override get chainScope(): ChainScope {
-    return this.inner.chainScope;
-  }
-
-  override readChain(): AsyncIterable<ChainLink> {
-    return this.inner.readChain();
-  }
-
-  override readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]> {
-    return this.inner.readChainLinks(events);
-  }
-
-  override headPosition(): Promise<Position | null> {
-    return this.inner.headPosition();
-  }
-
-  override endPosition(): Promise<Position | null> {
-    return this.inner.endPosition();
-  }
-
-  override ping(): Promise<void> {
-    return this.inner.ping();
   }
 
   override async close(): Promise<void> {

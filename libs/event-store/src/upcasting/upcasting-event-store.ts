@@ -1,22 +1,18 @@
+import { traced } from '@chronicle/tracing';
 import {
   AppendResult,
-  ChainRef,
   EventStore,
   EventStoreObserver,
   EventSubscription,
   ExpectedRevision,
-  LinkedChainLink,
   LogPage,
   LogQuery,
   NewEvent,
   ReadAllOptions,
   RecordedEvent,
   SubscribeOptions,
-  SubscriptionMessage,
 } from '../event-store.port';
-import { traced } from '@chronicle/tracing';
-import type { ChainLink, ChainScope } from '../integrity/history-chain';
-import { Position } from '../position';
+import { ForwardingEventStore, mappedSubscription } from '../forwarding-event-store';
 import { UpcasterRegistry } from './upcaster-registry';
 
 /**
@@ -24,15 +20,14 @@ import { UpcasterRegistry } from './upcaster-registry';
  * see the newest version of each event type. Appends go through untouched (writers already
  * write the newest version), and stored events are never rewritten.
  */
-export class UpcastingEventStore extends EventStore {
+export class UpcastingEventStore extends ForwardingEventStore {
   constructor(
-    /** The adapter underneath, for what only it offers (statistics, tests). */
-    readonly inner: EventStore,
+    inner: EventStore,
     private readonly registry: UpcasterRegistry,
     /** Every append of the process passes here, whatever the adapter: timed once, here. */
     private readonly observer: EventStoreObserver | null = null,
   ) {
-    super();
+    super(inner);
   }
 
   override append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
@@ -93,57 +88,6 @@ export class UpcastingEventStore extends EventStore {
         ? options
         : { ...options, eventTypes: this.registry.storedTypesOf(eventTypes) },
     );
-    const registry = this.registry;
-    return {
-      close: () => subscription.close(),
-      [Symbol.asyncIterator](): AsyncIterator<SubscriptionMessage> {
-        const iterator = subscription[Symbol.asyncIterator]();
-        return {
-          async next() {
-            const result = await iterator.next();
-            if (result.done || result.value.kind !== 'event') return result;
-            return { done: false, value: { kind: 'event', event: registry.upcast(result.value.event) } };
-          },
-          async return() {
-            await subscription.close();
-            return { done: true, value: undefined };
-          },
-        };
-      },
-    };
-  }
-
-  /** Reads without the upcasting: the adapter underneath, as stored. */
-  override asStored(): EventStore {
-    return this.inner.asStored();
-  }
-
-  /** The chain covers events as stored: read from the adapter, never upcast. */
-  override get chainScope(): ChainScope {
-    return this.inner.chainScope;
-  }
-
-  override readChain(): AsyncIterable<ChainLink> {
-    return this.inner.readChain();
-  }
-
-  override readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]> {
-    return this.inner.readChainLinks(events);
-  }
-
-  override headPosition(): Promise<Position | null> {
-    return this.inner.headPosition();
-  }
-
-  override endPosition(): Promise<Position | null> {
-    return this.inner.endPosition();
-  }
-
-  override ping(): Promise<void> {
-    return this.inner.ping();
-  }
-
-  override close(): Promise<void> {
-    return this.inner.close();
+    return mappedSubscription(subscription, (event) => this.registry.upcast(event));
   }
 }
