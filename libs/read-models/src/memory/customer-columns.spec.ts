@@ -1,7 +1,8 @@
 import { CUSTOMER_FIELD_NAMES, customerRepresentation } from '@chronicle/domain';
 import { position } from '@chronicle/event-store';
 import { CustomerDocument } from '../read-store.port';
-import { canonicalTimestamp, CustomerColumns } from './customer-columns';
+import { CustomerColumns } from './customer-columns';
+import { canonicalTimestamp } from './json-bytes';
 
 /** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
 function random(seed: number): () => number {

@@ -3,7 +3,8 @@ import { endianness } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Position } from '@chronicle/event-store';
 import { UserDocument } from '../../read-store.port';
-import { CustomerColumnsImage, growableColumn, growableHeap } from '../customer-columns';
+import { CustomerColumnsImage } from '../customer-columns';
+import { growableColumn, growableHeap } from '../growable-buffers';
 import { MemoryReadStoreImage, UserImage } from '../memory-read-store';
 
 /**
