@@ -209,7 +209,7 @@ export class CustomersController {
   })
   @ApiParam(CUSTOMER_ID)
   @ApiExportResponse(CustomerExportDto, "The customer's data")
-  @ApiProblems(400, 401, 403, 406, UNKNOWN_CUSTOMER)
+  @ApiProblems(400, 401, 403, 406, UNKNOWN_CUSTOMER, ERASED_CUSTOMER)
   async export(
     @Param('id') id: string,
     // No parameters but the credential: an unknown one is a 400, as on every route that reads.

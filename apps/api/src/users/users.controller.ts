@@ -212,7 +212,7 @@ export class UsersController {
   })
   @ApiExportResponse(UserExportDto, "The person's data")
   @ApiUserId()
-  @ApiProblems(400, 401, 403, 406, UNKNOWN_USER)
+  @ApiProblems(400, 401, 403, 406, UNKNOWN_USER, ERASED_USER)
   async export(
     @Param('userId') userId: string,
     // No parameters but the credential: an unknown one is a 400, as on every route that reads.
