@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { CommandBus } from '@nestjs/cqrs';
 import { ErasureLog, SqliteEventStore } from '@chronicle/event-store';
 import { CommandContext } from '../../shared/command-context';
+import { toNewEvent } from '../../shared/event-sourced-repository';
 import { EraseSubjectCommand } from '../erase-subject/erase-subject.command';
 import { ReapplyErasuresHandler } from './reapply-erasures.handler';
 import { ReapplyErasuresCommand } from './reapply-erasures.command';
@@ -47,25 +48,9 @@ describe('ReapplyErasuresHandler', () => {
 
   /** A stream begun by one event; its id. */
   async function begin(stream: string): Promise<string> {
-    const id = randomUUID();
-    await store.append(
-      stream,
-      [
-        {
-          id,
-          type: 'Begun.v1',
-          data: {},
-          metadata: {
-            actor: 'system',
-            correlationId: 'c',
-            causationId: null,
-            occurredAt: new Date().toISOString(),
-          },
-        },
-      ],
-      'no_stream',
-    );
-    return id;
+    const event = toNewEvent({ type: 'Begun.v1', data: {} }, CONTEXT, new Date());
+    await store.append(stream, [event], 'no_stream');
+    return event.id;
   }
 
   it('erases again each logged subject whose stream begins with the logged event, and no other', async () => {
