@@ -37,8 +37,9 @@ export function registerBackupCommands(
       });
       if (settings.mongodbUri) {
         result.notes.push(
-          "MONGODB_URI is set: the read models and the processors' checkpoints are in MongoDB, not in this " +
-            'backup; after a restore, run `projections rebuild`',
+          "MONGODB_URI is set: the read models, the processors' checkpoints and the data keys (data_keys) are " +
+            'in MongoDB, not in this backup: keep a MongoDB backup of data_keys taken after this one, or no ' +
+            'personal value in it can be read after a restore; then run `projections rebuild`',
         );
       }
       printJson(result);
