@@ -29,8 +29,11 @@ COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json ./
 # DATA_DIR: owned by the unprivileged user, so a fresh named volume mounted here is writable too;
-# the code cache (below) too, so that modules first compiled at run time are added to it.
-RUN mkdir /data /app/.compile-cache && chown node:node /data /app/.compile-cache
+# the erasure log's directory too, a volume of its own, so that it outlives /data
+# (docs/operations.md); the code cache (below) too, so that modules first compiled at run time are
+# added to it.
+RUN mkdir /data /erasures /app/.compile-cache && chown node:node /data /erasures /app/.compile-cache
+ENV ERASURE_LOG=/erasures/erasures.jsonl
 USER node
 # Node's on-disk code cache (22 and later): most of a start is parsing and compiling modules
 # (NestJS, Fastify, the validators), so the image carries them compiled, warmed here by loading both

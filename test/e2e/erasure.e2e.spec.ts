@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { MongoClient } from 'mongodb';
 import { EJSON } from 'bson';
 import { EventStore } from '@chronicle/event-store';
@@ -15,23 +14,7 @@ import {
 } from './support/test-app';
 import { eventually } from './support/eventually';
 import { rawStore } from './support/backend';
-
-/** The forms a value could be kept in: as text, as JSON-escaped text, and as base64. */
-const spellings = (text: string): Buffer[] => [
-  Buffer.from(text, 'utf8'),
-  Buffer.from(JSON.stringify(text).slice(1, -1), 'utf8'),
-  Buffer.from(Buffer.from(text, 'utf8').toString('base64').slice(0, -4), 'utf8'),
-  Buffer.from(Buffer.from(text, 'utf8').toString('base64url').slice(0, -4), 'utf8'),
-];
-
-/** Every regular file under `dir`, recursively (not the control socket). */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    const stat = statSync(path);
-    return stat.isDirectory() ? filesUnder(path) : stat.isFile() ? [path] : [];
-  });
-}
+import { byteScanner, filesUnder } from './support/byte-scan';
 
 describe('erasure: DELETE /users/{id} and DELETE /customers/{id}', () => {
   let subject: TestApp;
@@ -213,11 +196,7 @@ describe('erasure: DELETE /users/{id} and DELETE /customers/{id}', () => {
    * every document of the MongoDB double and every event of the EventStoreDB double as stored.
    */
   async function expectNoByteOf(texts: string[]): Promise<void> {
-    const needles = texts.flatMap(spellings);
-    const hits: string[] = [];
-    const scan = (where: string, bytes: Buffer) => {
-      for (const needle of needles) if (bytes.includes(needle)) hits.push(`${where}: ${needle.toString()}`);
-    };
+    const { scan, scanFilesUnder, hits } = byteScanner(texts);
     const { MONGODB_URI } = await backendEnv(subject.dataDir);
     if (E2E_BACKEND === 'doubles' && MONGODB_URI) {
       const client = await MongoClient.connect(MONGODB_URI);
@@ -239,7 +218,7 @@ describe('erasure: DELETE /users/{id} and DELETE /customers/{id}', () => {
         await raw.close();
       }
     }
-    for (const file of filesUnder(subject.dataDir)) scan(file, readFileSync(file));
+    scanFilesUnder(subject.dataDir);
     expect(hits).toEqual([]);
   }
 });

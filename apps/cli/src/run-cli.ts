@@ -175,7 +175,7 @@ export function buildProgram(
   registerEraseCommand(program, config, withApp);
   registerExportCommand(program, config);
   registerProjectionsCommands(program, config, withApp);
-  registerBackupCommands(program, config, restoreTarget);
+  registerBackupCommands(program, config, restoreTarget, withApp);
 
   return program;
 }

@@ -15,6 +15,7 @@ import { CustomerNumberAllocator } from './customers/customer-number-allocator';
 import { RegisterCustomerHandler } from './customers/register-customer/register-customer.handler';
 import { SeedCustomersHandler } from './customers/seed-customers/seed-customers.handler';
 import { EraseSubjectHandler } from './personal-data/erase-subject/erase-subject.handler';
+import { ReapplyErasuresHandler } from './personal-data/reapply-erasures/reapply-erasures.handler';
 import { ErasureCompletion } from './personal-data/complete-erasure/erasure-completion';
 import { CommandCoreModule } from './shared/command-core.module';
 import { SecurityEvents } from './security/security-events';
@@ -47,6 +48,7 @@ import { PatchUserHandler } from './users/patch-user/patch-user.handler';
     PatchUserHandler,
     ErasureCompletion,
     EraseSubjectHandler,
+    ReapplyErasuresHandler,
     SecurityEvents,
   ],
   exports: [CommandCoreModule, AttemptLimits, SecurityEvents],

@@ -44,3 +44,4 @@ export * from './projections/get-projection-status/get-projection-status.handler
 export * from './sagas/parked-messages';
 export * from './audit/audit-csv';
 export * from './personal-data/erase-subject/erase-subject.command';
+export * from './personal-data/reapply-erasures/reapply-erasures.command';

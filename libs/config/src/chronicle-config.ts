@@ -32,6 +32,11 @@ export class ChronicleConfig {
    * refused with MONGODB_URI (`dataKeySecretOf` in the event store's personal data).
    */
   dataKeySecret!: Buffer | null;
+  /**
+   * The erasure log (ERASURE_LOG): every erasure appended, outside dataDir, so that `restore` can
+   * re-apply the erasures a backup predates even once dataDir is lost (docs/operations.md).
+   */
+  erasureLog!: string;
   logLevel!: LogLevel;
   /** Which proxies' X-Forwarded-For to believe for the client's address (Fastify's `trustProxy`). */
   trustProxy!: boolean | number | string[];

@@ -1,7 +1,13 @@
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { syncFile, temporaryFileFor, writeFileDurably, writeFileDurablySync } from './durable-file';
+import {
+  appendLineDurably,
+  syncFile,
+  temporaryFileFor,
+  writeFileDurably,
+  writeFileDurablySync,
+} from './durable-file';
 
 describe('durable file writes', () => {
   let dir: string;
@@ -20,6 +26,24 @@ describe('durable file writes', () => {
         new RegExp(`^${dir}/\\.store-id\\.${process.pid}\\.[0-9a-f]{8}\\.tmp$`),
       );
       expect(temporaryFileFor(file)).not.toBe(temporaryFileFor(file));
+    });
+  });
+
+  describe('appendLineDurably', () => {
+    it('makes the file (0600) and its folders, then appends one line a call', async () => {
+      const file = join(dir, 'kept', 'apart', 'log.jsonl');
+      await appendLineDurably(file, '{"a":1}');
+      await appendLineDurably(file, '{"a":2}');
+      expect(readFileSync(file, 'utf8')).toBe('{"a":1}\n{"a":2}\n');
+      expect(modeOf(file)).toBe(0o600);
+      expect(statSync(join(dir, 'kept')).mode & 0o777).toBe(0o700);
+    });
+
+    it('ends a line cut short by a crash before appending, so the two never join', async () => {
+      const file = join(dir, 'log.jsonl');
+      writeFileSync(file, '{"a":1}\n{"a":', { mode: 0o600 });
+      await appendLineDurably(file, '{"a":3}');
+      expect(readFileSync(file, 'utf8').split('\n')).toEqual(['{"a":1}', '{"a":', '{"a":3}', '']);
     });
   });
 

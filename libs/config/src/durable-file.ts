@@ -10,7 +10,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { type FileHandle, open, rename, rm } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Files written here hold secrets, hashes and reset links: readable by their owner only. */
@@ -103,6 +103,30 @@ export async function writeFileDurably(
   }
   await syncDirectory(dirname(file));
   return true;
+}
+
+/**
+ * Appends `line` (one line, without its newline) to `file`, 0600, made with its directory (0700)
+ * when missing, and resolves once it is on disk: the file flushed, and the directory too when the
+ * file was new. A line cut short by a crash is ended before the next, so it never joins it.
+ */
+export async function appendLineDurably(file: string, line: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  const handle = await open(file, 'a+', PRIVATE_FILE);
+  let created: boolean;
+  try {
+    const { size } = await handle.stat();
+    created = size === 0;
+    const last = Buffer.alloc(1);
+    if (size > 0) await handle.read(last, 0, 1, size - 1);
+    const torn = size > 0 && last[0] !== 0x0a;
+    // One write: appends of other processes land before or after it, never inside.
+    await handle.write(`${torn ? '\n' : ''}${line}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  if (created) await syncDirectory(dirname(file));
 }
 
 /** Deletes `file` (absent: nothing to do), durably: the directory's entry is gone from disk too. */

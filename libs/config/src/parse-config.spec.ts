@@ -34,7 +34,23 @@ describe('parseConfig', () => {
       logLevel: 'info',
       metricsPort: 9464,
       readModelSnapshotEvents: 50_000,
+      erasureLog: `${dir}.erasures.jsonl`,
     });
+  });
+
+  it('keeps the erasure log where ERASURE_LOG says, never inside DATA_DIR', () => {
+    const dir = dataDir();
+    expect(parseConfig({ DATA_DIR: dir, ERASURE_LOG: '/srv/kept/erasures.jsonl' }).erasureLog).toBe(
+      '/srv/kept/erasures.jsonl',
+    );
+    for (const inside of [dir, join(dir, 'erasures.jsonl'), `${dir}/../${dir.split('/').pop()}/x`]) {
+      expect(() => parseConfig({ DATA_DIR: dir, ERASURE_LOG: inside })).toThrow(
+        expect.objectContaining({
+          variable: 'ERASURE_LOG',
+          message: expect.stringContaining('outside DATA_DIR'),
+        }),
+      );
+    }
   });
 
   it('generates a token secret once, keeps it private in DATA_DIR and reuses it', () => {

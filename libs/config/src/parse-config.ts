@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { ChronicleConfig, LOG_LEVELS, LogLevel } from './chronicle-config';
 import { makeDirectories } from './make-directories';
 
@@ -220,6 +220,23 @@ export function dataDirPath(env: Env = process.env): string {
   return resolve(text(env, 'DATA_DIR') ?? './data');
 }
 
+/**
+ * ERASURE_LOG as an absolute path: the record of erasures that `restore` re-applies, kept apart
+ * from DATA_DIR so that it outlives it (default: beside it, `<DATA_DIR>.erasures.jsonl`). Inside
+ * DATA_DIR it would be lost with what it must outlive, so that is refused.
+ */
+export function erasureLogPath(env: Env = process.env, dataDir: string = dataDirPath(env)): string {
+  const file = resolve(text(env, 'ERASURE_LOG') ?? `${dataDir}.erasures.jsonl`);
+  if (file === dataDir || file.startsWith(`${dataDir}${sep}`)) {
+    throw new ConfigError(
+      'ERASURE_LOG',
+      `(${file}) must be outside DATA_DIR (${dataDir}): it must outlive the loss of DATA_DIR, so that a restore ` +
+        'cannot bring an erased person back',
+    );
+  }
+  return file;
+}
+
 export function parseConfig(env: Env = process.env): ChronicleConfig {
   const port = integerVariable(env, 'PORT', 3000, 0, 65535);
   const dataDir = dataDirPath(env);
@@ -256,6 +273,7 @@ export function parseConfig(env: Env = process.env): ChronicleConfig {
     tokenSecret: tokenSecret(env, dataDir),
     auditSealKey: auditSealKey(env),
     dataKeySecret: configuredSecret(env, 'DATA_KEY_SECRET'),
+    erasureLog: erasureLogPath(env, dataDir),
     logLevel: logLevel as LogLevel,
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env),

@@ -15,7 +15,7 @@ import { EVENTS_FILE, SqliteCheckpointStore, SqliteEventStore } from './embedded
 import { EventStore, EventStoreObserver } from './event-store.port';
 import { formatPosition } from './position';
 import { CheckpointStore, databaseFromUri } from './processing';
-import { DataKeyRing, openDataKeyStore, PersonalDataEventStore } from './personal-data';
+import { DataKeyRing, ErasureLog, openDataKeyStore, PersonalDataEventStore } from './personal-data';
 import { UpcasterRegistry, UpcastingEventStore } from './upcasting';
 
 /** Closes the stores last, after the processors that use them have stopped. */
@@ -50,6 +50,11 @@ export class EventStoreModule {
           inject: [ChronicleConfig],
         },
         {
+          provide: ErasureLog,
+          useFactory: (config: ChronicleConfig): ErasureLog => new ErasureLog(config.erasureLog),
+          inject: [ChronicleConfig],
+        },
+        {
           provide: EventStore,
           useFactory: (
             config: ChronicleConfig,
@@ -66,7 +71,7 @@ export class EventStoreModule {
         },
         EventStoreCloser,
       ],
-      exports: [EventStore, CheckpointStore, DataKeyRing],
+      exports: [EventStore, CheckpointStore, DataKeyRing, ErasureLog],
     };
   }
 }

@@ -152,6 +152,8 @@ export async function startTestApp(
       await stop();
       await discardBackend(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
+      // Kept beside DATA_DIR by default, so that it outlives it (docs/operations.md).
+      rmSync(config.erasureLog, { force: true });
     },
   };
 }

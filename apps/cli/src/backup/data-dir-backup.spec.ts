@@ -12,17 +12,20 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteEventStore } from '@chronicle/event-store';
-import { BACKUP_MANIFEST, backupDataDir, BackupManifest, restoreDataDir } from './data-dir-backup';
+import { SqliteDataKeyStore, SqliteEventStore } from '@chronicle/event-store';
+import {
+  BACKUP_MANIFEST,
+  backupDataDir,
+  BackupManifest,
+  restoreDataDir,
+  RestoreOptions,
+} from './data-dir-backup';
 
 const SEAL_KEY = Buffer.alloc(32, 7);
 const backup = (dataDir: string, target: string, options: { allowBroken?: boolean; now?: Date } = {}) =>
   backupDataDir(dataDir, target, { sealKey: SEAL_KEY, ...options });
-const restore = (
-  source: string,
-  dataDir: string,
-  options: { sealKey?: Buffer | null; allowBroken?: boolean; allowUnverified?: boolean } = {},
-) => restoreDataDir(source, dataDir, { sealKey: SEAL_KEY, ...options });
+const restore = (source: string, dataDir: string, options: Partial<RestoreOptions> = {}) =>
+  restoreDataDir(source, dataDir, { sealKey: SEAL_KEY, ...options });
 
 /** Edits events.db at `file` as someone who can write it: the triggers dropped first. */
 function tamper(file: string, sql: string): void {
@@ -135,6 +138,74 @@ describe('backupDataDir and restoreDataDir', () => {
     // A server opens it as the same store.
     const store = SqliteEventStore.open(restored);
     return store.close();
+  });
+
+  it('copies the data keys online and their kept secret, checked and restored; notes a DATA_KEY_SECRET kept elsewhere', async () => {
+    const secret = Buffer.alloc(32, 9);
+    const keys = new SqliteDataKeyStore(dataDir, secret);
+    const key = await keys.create({ kind: 'customer', id: '1' });
+    await keys.destroy({ subject: { kind: 'customer', id: '2' }, erasedAt: '2026-01-01T00:00:00.000Z' });
+    writeFileSync(join(dataDir, 'data-key-secret'), secret.toString('hex'), { mode: 0o600 });
+    // Held open, as a running server holds it.
+    const result = await backup(dataDir, backupDir());
+    await keys.close();
+    expect(result.files.map((file) => file.path)).toEqual(
+      expect.arrayContaining(['data-keys.db', 'data-key-secret']),
+    );
+    expect(result.skipped).toEqual(['snapshots']);
+    expect(result.notes).toEqual([]);
+
+    // One changed byte of the copied keys: refused before anything is written.
+    const copy = join(backupDir(), 'data-keys.db');
+    const original = readFileSync(copy);
+    const changed = Buffer.from(original);
+    changed[changed.length - 1] ^= 0xff;
+    writeFileSync(copy, changed);
+    await expect(restore(backupDir(), join(root, 'refused'))).rejects.toThrow(
+      expect.objectContaining({ code: 'damaged-backup' }),
+    );
+    expect(existsSync(join(root, 'refused'))).toBe(false);
+    writeFileSync(copy, original);
+
+    const restored = join(root, 'restored');
+    expect((await restore(backupDir(), restored)).files).toEqual(
+      expect.arrayContaining(['data-keys.db', 'data-key-secret']),
+    );
+    const back = new SqliteDataKeyStore(restored, secret);
+    try {
+      expect(await back.get({ kind: 'customer', id: '1' })).toEqual({ state: 'active', key });
+      expect(await back.get({ kind: 'customer', id: '2' })).toEqual(
+        expect.objectContaining({ state: 'erased' }),
+      );
+    } finally {
+      await back.close();
+    }
+
+    rmSync(join(dataDir, 'data-key-secret'));
+    const elsewhere = await backup(dataDir, join(root, 'second'));
+    expect(elsewhere.notes).toEqual([expect.stringContaining('keep that secret with this backup')]);
+    expect(elsewhere.notes[0]).toContain('DATA_KEY_SECRET');
+  });
+
+  it('re-applies the logged erasures once the files are in place, and removes them all when that fails', async () => {
+    await backup(dataDir, backupDir());
+    const erasures = { reapplied: [], notHeld: 1, unreadable: 0 };
+    const seen: string[][] = [];
+    const restored = join(root, 'restored');
+    const result = await restore(backupDir(), restored, {
+      eraseAgain: () => {
+        seen.push(readdirSync(restored).sort());
+        return Promise.resolve(erasures);
+      },
+    });
+    expect(result.erasures).toBe(erasures);
+    expect(seen).toEqual([['events.db', 'outbox', 'store-id', 'token-secret']]);
+
+    const failed = join(root, 'failed');
+    await expect(
+      restore(backupDir(), failed, { eraseAgain: () => Promise.reject(new Error('the log cannot be read')) }),
+    ).rejects.toThrow('the log cannot be read');
+    expect(existsSync(failed)).toBe(false);
   });
 
   it('notes a DATA_DIR without token-secret (TOKEN_SECRET set)', async () => {

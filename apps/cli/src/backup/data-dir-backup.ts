@@ -13,12 +13,19 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LIMITS_FILE } from '@chronicle/auth';
-import { backupManifestSignedBy, SEAL_KEY_FILE, signBackupManifest } from '@chronicle/application';
+import {
+  backupManifestSignedBy,
+  ReappliedErasures,
+  SEAL_KEY_FILE,
+  signBackupManifest,
+} from '@chronicle/application';
 import { makeDirectories, syncFile, TOKEN_SECRET_FILE, writeFileDurablySync } from '@chronicle/config';
 import {
   BackupCheckError,
   checkDatabase,
   copyLiveDatabase,
+  DATA_KEY_SECRET_FILE,
+  DATA_KEYS_FILE,
   EVENTS_FILE,
   IDEMPOTENCY_FILE,
   STORE_ID_FILE,
@@ -36,10 +43,14 @@ const MANIFEST_FORMAT = 2;
 const UNSIGNED_FORMAT = 1;
 
 // What a restore needs from DATA_DIR, by how it is copied:
-/** SQLite databases that a running server writes: copied online, each in one read transaction. */
-const DATABASES = [EVENTS_FILE, LIMITS_FILE];
+/**
+ * SQLite databases that a running server writes: copied online, each in one read transaction. The
+ * data keys after the events: a key is kept before any event is written under it, so the copy
+ * holds the key of every event copied (an erasure in between is re-applied by `restore`).
+ */
+const DATABASES = [EVENTS_FILE, DATA_KEYS_FILE, LIMITS_FILE];
 /** Small files written once, whole. (`store-id` is written from the copied store's own identity.) */
-const FILES = [TOKEN_SECRET_FILE];
+const FILES = [TOKEN_SECRET_FILE, DATA_KEY_SECRET_FILE];
 // Never the seal key: whoever holds a backup could sign seals and manifests of a rewritten history.
 // It is kept apart from the data (docs/operations.md), and a restore finds it where the server does.
 const KEPT_APART = [SEAL_KEY_FILE];
@@ -126,6 +137,11 @@ export interface RestoreOptions {
   allowBroken?: boolean;
   /** Restore without checking the manifest's signature: no seal key, or a backup of format 1. */
   allowUnverified?: boolean;
+  /**
+   * Re-applies the erasures logged since (ERASURE_LOG) once the files are in place; a failure
+   * removes what the restore wrote, as any other would.
+   */
+  eraseAgain?: () => Promise<ReappliedErasures>;
 }
 
 export interface BackupResult extends BackupManifest {
@@ -141,6 +157,8 @@ export interface RestoreResult {
   position: string | null;
   events: number;
   files: string[];
+  /** What `eraseAgain` did. */
+  erasures?: ReappliedErasures;
 }
 
 /**
@@ -238,12 +256,19 @@ export async function backupDataDir(
     const skipped = readdirSync(dataDir)
       .filter((name) => !kept.has(name) && !isTransient(name))
       .sort();
-    const notes = existsSync(join(dataDir, TOKEN_SECRET_FILE))
-      ? []
-      : [
-          `DATA_DIR keeps no ${TOKEN_SECRET_FILE} (TOKEN_SECRET is set): keep that secret with this backup, ` +
-            'or every access token ends after a restore',
-        ];
+    const notes: string[] = [];
+    if (!existsSync(join(dataDir, TOKEN_SECRET_FILE))) {
+      notes.push(
+        `DATA_DIR keeps no ${TOKEN_SECRET_FILE} (TOKEN_SECRET is set): keep that secret with this backup, ` +
+          'or every access token ends after a restore',
+      );
+    }
+    if (written.includes(DATA_KEYS_FILE) && !written.includes(DATA_KEY_SECRET_FILE)) {
+      notes.push(
+        `DATA_DIR keeps no ${DATA_KEY_SECRET_FILE} (DATA_KEY_SECRET is set): keep that secret with this backup, ` +
+          `or no personal value in it can be read after a restore (the keys in ${DATA_KEYS_FILE} are wrapped under it)`,
+      );
+    }
     if (existsSync(join(dataDir, SEAL_KEY_FILE))) {
       notes.push(
         `${SEAL_KEY_FILE} is not in the backup, so that the backup alone cannot sign: keep a copy of it apart ` +
@@ -267,8 +292,8 @@ export async function backupDataDir(
  * kept seal key (a server must not be running on it). The backup is checked first (every file's
  * size and SHA-256 against its manifest, the manifest's signature under the seal key, SQLite's
  * integrity check, the store's identity, its hash chain against the head the manifest recorded);
- * each file is written under a temporary name, synced and renamed, `store-id` last. A failure
- * removes what it wrote.
+ * each file is written under a temporary name, synced and renamed, `store-id` last; then the
+ * erasures logged since are re-applied (`eraseAgain`). A failure removes what it wrote.
  */
 export async function restoreDataDir(
   source: string,
@@ -322,12 +347,14 @@ export async function restoreDataDir(
       makeDirectories(dirname(target), 0o700);
       writeFileDurablySync(target, { copyOf: join(source, path) }, { hidden: true });
     }
+    const erasures = await options.eraseAgain?.();
     return {
       dataDir,
       storeId: manifest.storeId,
       position: manifest.position,
       events: manifest.events,
       files: ordered,
+      ...(erasures === undefined ? {} : { erasures }),
     };
   } catch (error) {
     undo();

@@ -1,19 +1,23 @@
 import { resolve } from 'node:path';
+import { CommandBus } from '@nestjs/cqrs';
 import { Command } from 'commander';
-import { sealKey } from '@chronicle/application';
+import { ReapplyErasuresCommand, sealKey } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 import { backupDataDir, BackupError, restoreDataDir } from '../backup/data-dir-backup';
+import { cliRun, WithApp } from '../cli-run';
 import { printJson } from '../output';
 
 export function registerBackupCommands(
   program: Command,
   config: () => ChronicleConfig,
   restoreTarget: () => Pick<ChronicleConfig, 'dataDir' | 'auditSealKey'>,
+  withApp: WithApp,
 ): void {
   program
     .command('backup <dir>')
     .description(
-      'Copy the embedded store (events.db, limits.db), store-id, token-secret and outbox/ into a new or empty ' +
+      'Copy the embedded store (events.db, data-keys.db, limits.db), store-id, token-secret, data-key-secret and ' +
+        'outbox/ into a new or empty ' +
         'directory while servers keep running, check the copy and its hash chain, and print its manifest, ' +
         'signed with the seal key (never copied)',
     )
@@ -33,8 +37,9 @@ export function registerBackupCommands(
       });
       if (settings.mongodbUri) {
         result.notes.push(
-          "MONGODB_URI is set: the read models and the processors' checkpoints are in MongoDB, not in this " +
-            'backup; after a restore, run `projections rebuild`',
+          "MONGODB_URI is set: the read models, the processors' checkpoints and the data keys (data_keys) are " +
+            'in MongoDB, not in this backup: keep a MongoDB backup of data_keys taken after this one, or no ' +
+            'personal value in it can be read after a restore; then run `projections rebuild`',
         );
       }
       printJson(result);
@@ -43,7 +48,8 @@ export function registerBackupCommands(
     .command('restore <dir>')
     .description(
       'Check a backup made by `backup` (its files, its hash chain against the signed manifest) and copy it into ' +
-        'DATA_DIR, which must be empty, absent or hold only the kept audit-seal-key (no server on it)',
+        'DATA_DIR, which must be empty, absent or hold only the kept audit-seal-key (no server on it); then erase ' +
+        'again every subject of the erasure log (ERASURE_LOG) that it holds',
     )
     .option(
       '--allow-broken',
@@ -62,6 +68,9 @@ export function registerBackupCommands(
           sealKey: sealKey(target, false),
           allowBroken: options.allowBroken,
           allowUnverified: options.allowUnverified,
+          // Configured once the files are in place: the restored secrets are then DATA_DIR's.
+          eraseAgain: () =>
+            withApp(config(), (app) => app.get(CommandBus).execute(new ReapplyErasuresCommand(cliRun()))),
         }),
       );
     });

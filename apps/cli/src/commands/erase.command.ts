@@ -1,12 +1,9 @@
-import { INestApplicationContext } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command, Option } from 'commander';
 import { EraseSubjectCommand } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
-import { cliRun } from '../cli-run';
+import { cliRun, WithApp } from '../cli-run';
 import { printJson } from '../output';
-
-type WithApp = <T>(config: ChronicleConfig, work: (app: INestApplicationContext) => Promise<T>) => Promise<T>;
 
 /**
  * `erase --user ID | --customer ID`: what DELETE /users/{id} and DELETE /customers/{id} do, through

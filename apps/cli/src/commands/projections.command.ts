@@ -1,4 +1,3 @@
-import { INestApplicationContext } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command, Option } from 'commander';
 import { ChronicleConfig } from '@chronicle/config';
@@ -19,6 +18,7 @@ import {
   VerifyResult,
 } from '@chronicle/read-models';
 import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo';
+import { WithApp } from '../cli-run';
 import { printJson } from '../output';
 import { CommandFailedError } from './command-failed.error';
 import { ProgressReporter } from './progress-reporter';
@@ -41,8 +41,6 @@ interface OperationOptions {
   /** A rebuild of this projection alone. */
   projection?: string;
 }
-
-type WithApp = <T>(config: ChronicleConfig, work: (app: INestApplicationContext) => Promise<T>) => Promise<T>;
 
 export function registerProjectionsCommands(
   program: Command,

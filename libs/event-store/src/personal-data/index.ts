@@ -6,3 +6,4 @@ export * from './open-data-key-store';
 export * from './personal-value-codec';
 export * from './data-key-ring';
 export * from './personal-data-event-store';
+export * from './erasure-log';

@@ -7,7 +7,7 @@ import {
   SubjectErased,
   userDecider,
 } from '@chronicle/domain';
-import { DataKeyRing } from '@chronicle/event-store';
+import { DataKeyRing, DataSubject, ErasureLog, EventStore, subjectName } from '@chronicle/event-store';
 import { Mailer } from '@chronicle/mail';
 import { CommandContext } from '../../shared/command-context';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
@@ -15,7 +15,8 @@ import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 /**
  * What follows a SubjectErased.v1, done by the erasure itself and again by the saga (after a
  * crash between the two): a person's kept e-mails are deleted and their account closed (its
- * tokens stop working, its address is free), then the subject's data key is destroyed. Each step is idempotent, so doing it twice is
+ * tokens stop working, its address is free), then the erasure is logged apart from DATA_DIR (for
+ * `restore`) and the subject's data key destroyed. Each step is idempotent, so doing it twice is
  * harmless.
  */
 @Injectable()
@@ -24,6 +25,8 @@ export class ErasureCompletion {
     private readonly repository: EventSourcedRepository,
     private readonly keys: DataKeyRing,
     private readonly mailer: Mailer,
+    private readonly store: EventStore,
+    private readonly log: ErasureLog,
   ) {}
 
   async complete(erased: SubjectErased['data'], context: CommandContext): Promise<void> {
@@ -33,7 +36,20 @@ export class ErasureCompletion {
       const { accountId } = state as ErasedUser;
       if (accountId !== null) await this.closeAccount(accountId, context);
     }
-    await this.keys.destroy({ subject: { kind: erased.kind, id }, erasedAt: erased.erasedAt });
+    const subject: DataSubject = { kind: erased.kind, id };
+    await this.logOnce(subject, erased);
+    await this.keys.destroy({ subject, erasedAt: erased.erasedAt });
+  }
+
+  /**
+   * Logged before the key goes, so that no key is destroyed unlogged; once it is gone, not again
+   * (a repeated DELETE adds nothing). A crash in between logs it twice, which reads as once.
+   */
+  private async logOnce(subject: DataSubject, erased: SubjectErased['data']): Promise<void> {
+    const held = (await this.keys.forReading([subject])).get(subjectName(subject));
+    if (held?.state === 'erased') return;
+    const [first] = await this.store.readStream(erased.subject);
+    await this.log.append({ subject, erasedAt: erased.erasedAt, firstEventId: first.id });
   }
 
   /**
