@@ -7,6 +7,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import {
   ConcurrencyConflictError,
   EmailTakenError,
+  ErasureReceiptError,
   OpenAccountCommand,
   ParkedMessageError,
   RegisterCustomerCommand,
@@ -213,6 +214,7 @@ function reportError(error: unknown): number {
     error instanceof ControlCommandError ||
     error instanceof ParkedMessageError ||
     error instanceof BackupError ||
+    error instanceof ErasureReceiptError ||
     error instanceof UnknownEventTypeError
   ) {
     printError({ error: error.code, message: error.message });

@@ -30,6 +30,7 @@ export * from './audit/list-audit-events/list-audit-events.query';
 export * from './audit/audit-seal';
 export * from './audit/verify-history/verify-history.query';
 export * from './audit/seal-history/seal-history.query';
+export * from './audit/erasure-receipt/erasure-receipt.query';
 export * from './accounts/reset-token';
 export * from './accounts/request-password-reset/request-password-reset.command';
 export * from './accounts/complete-password-reset/complete-password-reset.command';
