@@ -114,6 +114,28 @@ export function parseReceipt(value: unknown): ErasureReceipt | null {
 const isHex64 = (value: unknown): value is string =>
   typeof value === 'string' && /^[0-9a-f]{64}$/.test(value);
 
+const PROTECTION_LABEL = 'chronicle-history-protected-1';
+const protectionText = (oldHead: HistoryHead, newHead: HistoryHead): string =>
+  `${sealText(oldHead)}\n${sealText(newHead)}`;
+
+/**
+ * The signature `history protect` records with the old and the new head (HistoryProtected.v1):
+ * whoever holds the seal key vouches that the history sealed as `oldHead` became `newHead`, so a
+ * seal of the old head still verifies, and no one without the key can forge such a record.
+ */
+export function signProtection(oldHead: HistoryHead, newHead: HistoryHead, key: Buffer): string {
+  return keyedSignature(PROTECTION_LABEL, protectionText(oldHead, newHead), key).toString('hex');
+}
+
+export function protectionSignedBy(
+  oldHead: HistoryHead,
+  newHead: HistoryHead,
+  signature: string,
+  key: Buffer,
+): boolean {
+  return signatureMatches(PROTECTION_LABEL, protectionText(oldHead, newHead), signature, key);
+}
+
 /** A seal as read from a file, or null when it is not one. */
 export function parseSeal(value: unknown): AuditSeal | null {
   if (typeof value !== 'object' || value === null) return null;
