@@ -1,5 +1,14 @@
 import { setTimeout } from 'node:timers/promises';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  Optional,
+} from '@nestjs/common';
+import { protectionSignedBy, sealKey } from '@chronicle/application';
+import { HistoryProtected } from '@chronicle/domain';
 import {
   ChainBreak,
   ChainLink,
@@ -13,7 +22,7 @@ import {
   storedLinkBreak,
   verifyChain,
 } from '@chronicle/event-store';
-import { errorMessage } from '@chronicle/config';
+import { ChronicleConfig, errorMessage } from '@chronicle/config';
 
 /** Names the first broken position of the history as far as the server knows, on any audit answer. */
 export const CHAIN_BROKEN_HEADER = 'chronicle-chain-broken';
@@ -65,6 +74,8 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
   constructor(
     private readonly store: EventStore,
     private readonly checkpoints: CheckpointStore,
+    /** Where the seal key is, which signs `history protect`'s records; none: no re-chaining is accepted. */
+    @Optional() @Inject(ChronicleConfig) private readonly config: ChronicleConfig | null = null,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -143,7 +154,7 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
       const [{ link }] = await this.store.readChainLinks([
         { ...kept, position: parsePosition(kept.position)! },
       ]);
-      if (link?.hash !== kept.hash) {
+      if (link?.hash !== kept.hash && !(link !== null && (await this.rechainedByProtect(kept)))) {
         this.report({
           position: kept.position,
           stream: kept.stream,
@@ -162,6 +173,31 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
     while (!this.caughtUp() && !this.stopped) await setTimeout(CAUGHT_UP_POLL_MS, undefined, { ref: false });
     if (!this.stopped) await this.verifyWhole();
     if (!this.stopped) this.timer = setInterval(() => void this.checkTail(), TAIL_CHECK_INTERVAL_MS).unref();
+  }
+
+  /**
+   * Whether `history protect` re-chained the history over the kept head since: a HistoryProtected.v1
+   * after it, signed with the seal key, whose rewrite covered it. The walks that follow verify the
+   * chain as re-made.
+   */
+  private async rechainedByProtect(kept: VerifiedHead): Promise<boolean> {
+    const key = this.config === null ? null : sealKey(this.config, false);
+    if (key === null) return false;
+    const at = parsePosition(kept.position)!;
+    for await (const event of this.store.readAll({ after: at, eventTypes: ['HistoryProtected.v1'] })) {
+      const { oldHead, newHead, firstChanged, signature } = event.data as HistoryProtected['data'];
+      const from = parsePosition(firstChanged);
+      const to = parsePosition(oldHead.position);
+      if (from === null || to === null || comparePositions(from, at) > 0 || comparePositions(at, to) > 0)
+        continue;
+      if (!protectionSignedBy(oldHead, newHead, signature, key)) continue;
+      this.logger.log(
+        `The event verified last (${kept.position}) was re-chained by history protect (HistoryProtected.v1 at ` +
+          `${formatPosition(event.position)}); verifying the history as re-chained`,
+      );
+      return true;
+    }
+    return false;
   }
 
   /** The events after the verified head, read as stored, each against the event it chains to. */
