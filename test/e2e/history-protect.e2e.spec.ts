@@ -74,6 +74,9 @@ async function run(dataDir: string, ...args: string[]): Promise<{ code: number; 
       expect(early.code).toBe(0);
       writeFileSync(join(keptDir, 'early-seal.json'), JSON.stringify(early.json));
       expect((await run(dataDir, 'erase', '--user', erasedId)).code).toBe(0);
+      const receipt = await run(dataDir, 'audit', 'receipt', '--subject', `user-${erasedId}`);
+      expect(receipt.code).toBe(0);
+      writeFileSync(join(keptDir, 'receipt.json'), JSON.stringify(receipt.json));
     });
 
     it('refuses while a server runs on the store', async () => {
@@ -153,6 +156,21 @@ async function run(dataDir: string, ...args: string[]): Promise<{ code: number; 
         'the seal was taken before history protect re-chained the history',
       );
       expect(early.json.seal.problem).toContain('on a backup taken before the protect');
+
+      // A receipt given before: its hash is the old one, which verify explains; a new one verifies.
+      const before = await run(
+        dataDir,
+        'audit',
+        'verify-receipt',
+        '--receipt',
+        join(keptDir, 'receipt.json'),
+      );
+      expect(before.code).toBe(1);
+      expect(before.json.problem).toContain('was re-chained by history protect');
+      const renewed = await run(dataDir, 'audit', 'receipt', '--subject', `user-${erasedId}`);
+      writeFileSync(join(keptDir, 'renewed.json'), JSON.stringify(renewed.json));
+      const after = await run(dataDir, 'audit', 'verify-receipt', '--receipt', join(keptDir, 'renewed.json'));
+      expect(after).toMatchObject({ code: 0, json: { ok: true } });
     });
 
     it('reads the values back through the API, and the erased person stays erased', async () => {
@@ -182,3 +200,17 @@ async function run(dataDir: string, ...args: string[]): Promise<{ code: number; 
     });
   },
 );
+
+(E2E_BACKEND === 'doubles' ? describe : describe.skip)('history protect on EventStoreDB', () => {
+  it('refuses, naming the copy procedure: EventStoreDB cannot rewrite events', async () => {
+    const dataDir = newDataDir();
+
+    const result = await run(dataDir, 'history', 'protect');
+
+    expect(result.code).toBe(1);
+    expect(result.json).toEqual({
+      error: 'not-embedded',
+      message: expect.stringContaining('EventStoreDB cannot rewrite events'),
+    });
+  });
+});

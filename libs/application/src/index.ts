@@ -28,6 +28,7 @@ export * from './personal-data/export-personal-data/export-personal-data.query';
 export * from './audit/audit-record';
 export * from './audit/list-audit-events/list-audit-events.query';
 export * from './audit/audit-seal';
+export * from './audit/history-protections';
 export * from './audit/verify-history/verify-history.query';
 export * from './audit/seal-history/seal-history.query';
 export * from './audit/erasure-receipt/erasure-receipt.query';

@@ -7,8 +7,7 @@ import {
   OnApplicationShutdown,
   Optional,
 } from '@nestjs/common';
-import { protectionSignedBy, sealKey } from '@chronicle/application';
-import { HistoryProtected } from '@chronicle/domain';
+import { rechainedBy, sealKey, signedProtections } from '@chronicle/application';
 import {
   ChainBreak,
   ChainLink,
@@ -183,17 +182,11 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
   private async rechainedByProtect(kept: VerifiedHead): Promise<boolean> {
     const key = this.config === null ? null : sealKey(this.config, false);
     if (key === null) return false;
-    const at = parsePosition(kept.position)!;
-    for await (const event of this.store.readAll({ after: at, eventTypes: ['HistoryProtected.v1'] })) {
-      const { oldHead, newHead, firstChanged, signature } = event.data as HistoryProtected['data'];
-      const from = parsePosition(firstChanged);
-      const to = parsePosition(oldHead.position);
-      if (from === null || to === null || comparePositions(from, at) > 0 || comparePositions(at, to) > 0)
-        continue;
-      if (!protectionSignedBy(oldHead, newHead, signature, key)) continue;
+    for await (const protection of signedProtections(this.store, key, parsePosition(kept.position)!)) {
+      if (!rechainedBy(protection, kept.position)) continue;
       this.logger.log(
         `The event verified last (${kept.position}) was re-chained by history protect (HistoryProtected.v1 at ` +
-          `${formatPosition(event.position)}); verifying the history as re-chained`,
+          `${protection.position}); verifying the history as re-chained`,
       );
       return true;
     }

@@ -10,6 +10,7 @@ import {
   verifyChain,
 } from '@chronicle/event-store';
 import { ErasureReceipt, receiptSignedBy, sealKey, signReceipt } from '../audit-seal';
+import { rechainedBy, signedProtections } from '../history-protections';
 import {
   ErasureReceiptError,
   ErasureReceiptQuery,
@@ -108,6 +109,14 @@ export class VerifyReceiptHandler implements IQueryHandler<VerifyReceiptQuery, R
     }
     if (broken !== null) return result(null, broken);
     if (hash !== receipt.hash) {
+      for await (const protection of signedProtections(this.store, key, event.position)) {
+        if (!rechainedBy(protection, at)) continue;
+        return result(
+          `the erasure at ${at} was re-chained by history protect (HistoryProtected.v1 at ${protection.position}) ` +
+            'after this receipt was given, so its hash is of the history before: take a new receipt with ' +
+            '`audit receipt`, and check this one on a backup taken before the protect',
+        );
+      }
       return result(`the erasure at ${at} is stored with hash ${hash}, not the receipt's ${receipt.hash}`);
     }
     return result(null);

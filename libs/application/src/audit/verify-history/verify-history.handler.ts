@@ -1,14 +1,8 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { ChronicleConfig } from '@chronicle/config';
-import { HistoryProtected } from '@chronicle/domain';
-import {
-  comparePositions,
-  EventStore,
-  formatPosition,
-  parsePosition,
-  verifyChain,
-} from '@chronicle/event-store';
-import { AuditSeal, protectionSignedBy, sealKey, sealSignedBy } from '../audit-seal';
+import { comparePositions, EventStore, parsePosition, verifyChain } from '@chronicle/event-store';
+import { AuditSeal, sealKey, sealSignedBy } from '../audit-seal';
+import { signedProtections } from '../history-protections';
 import { HistoryVerification, VerifyHistoryQuery } from './verify-history.query';
 
 @QueryHandler(VerifyHistoryQuery)
@@ -66,23 +60,21 @@ export class VerifyHistoryHandler implements IQueryHandler<VerifyHistoryQuery, H
     key: Buffer,
     mismatch: string,
   ): Promise<{ problem: string | null; protection?: string }> {
-    const sealed = parsePosition(seal.position);
     let problem = mismatch;
-    for await (const event of this.store.readAll({ eventTypes: ['HistoryProtected.v1'] })) {
-      const { oldHead, newHead, signature } = event.data as HistoryProtected['data'];
-      if (!protectionSignedBy(oldHead, newHead, signature, key)) continue;
-      const at = formatPosition(event.position);
+    for await (const protection of signedProtections(this.store, key)) {
+      const { oldHead } = protection.record;
       if (
         seal.position === oldHead.position &&
         seal.hash === oldHead.hash &&
         seal.recordedAt === oldHead.recordedAt
       ) {
-        return { problem: null, protection: at };
+        return { problem: null, protection: protection.position };
       }
+      const sealed = parsePosition(seal.position);
       const old = parsePosition(oldHead.position);
       if (sealed !== null && old !== null && comparePositions(sealed, old) <= 0) {
         problem =
-          `the seal was taken before history protect re-chained the history (HistoryProtected.v1 at ${at}, ` +
+          `the seal was taken before history protect re-chained the history (HistoryProtected.v1 at ${protection.position}, ` +
           `old head ${oldHead.position} with hash ${oldHead.hash}), and is not that old head: check it with ` +
           '`audit verify --seal` on a backup taken before the protect, whose head must be that old head';
       }
