@@ -489,7 +489,8 @@ export class SqliteEventStore extends EventStore implements EventLog {
    * recomputed from the first changed event on, and the record of it appended last, chained to
    * the new head. The chain as found is checked on the way: over a break nothing is rewritten.
    * Nothing changed: nothing is written, and null is answered. The file is then vacuumed and its
-   * write-ahead log emptied, so that no page keeps the old texts. Other processes' writes wait
+   * write-ahead log emptied (on every run, so a run after a crash past the commit completes it),
+   * so that no page keeps the old texts. Other processes' writes wait
    * for the transaction (up to the busy timeout) and fail: run it with no server on the store.
    */
   async rewriteHistory(
@@ -501,21 +502,23 @@ export class SqliteEventStore extends EventStore implements EventLog {
       'UPDATE events SET data = ?, metadata = ?, hash = ? WHERE position = ?',
     );
     this.rewriting = true;
+    let recorded: (HistoryRewriteSummary & { recorded: Position }) | null = null;
     this.db.exec('BEGIN IMMEDIATE');
     try {
       const summary = await this.rewriteInTransaction(rewrite, update);
-      if (summary === null) {
-        this.db.exec('ROLLBACK');
-        return null;
+      if (summary === null) this.db.exec('ROLLBACK');
+      else {
+        this.db.exec(NO_UPDATE_TRIGGER);
+        this.startChain();
+        const { stream, event } = rewrite.record(summary);
+        const { result } = this.appendOne({ stream, events: [serializeEvent(event)], expected: 'any' });
+        this.db.exec('COMMIT');
+        recorded = { ...summary, recorded: result.position };
       }
-      this.db.exec(NO_UPDATE_TRIGGER);
-      this.startChain();
-      const { stream, event } = rewrite.record(summary);
-      const { result } = this.appendOne({ stream, events: [serializeEvent(event)], expected: 'any' });
-      this.db.exec('COMMIT');
+      // On a run with nothing left to rewrite too: a crash after the commit left the old pages.
       this.db.exec('VACUUM');
       this.db.pragma('wal_checkpoint(TRUNCATE)');
-      return { ...summary, recorded: result.position };
+      return recorded;
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       throw error;
