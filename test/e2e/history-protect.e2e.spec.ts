@@ -182,6 +182,14 @@ async function run(dataDir: string, ...args: string[]): Promise<{ code: number; 
         expect(user.status).toBe(200);
         expect(await user.json()).toMatchObject({ id: userId, name: names[1], age: 41 });
         expect((await sendAs(admin, `${server.url}/users/${erasedId}`, 'GET')).status).toBe(410);
+        // The API's verify says the same of the seal of the old head, as its OpenAPI document describes.
+        const seal = encodeURIComponent(readFileSync(join(keptDir, 'seal.json'), 'utf8'));
+        const verified = await sendAs(admin, `${server.url}/api/v1/audit/verify?seal=${seal}`, 'GET');
+        expect(verified.status).toBe(200);
+        expect(await verified.json()).toMatchObject({
+          ok: true,
+          seal: { valid: true, problem: null, protection: expect.any(String) },
+        });
       } finally {
         await server.stop();
       }
