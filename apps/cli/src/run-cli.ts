@@ -7,6 +7,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import {
   ConcurrencyConflictError,
   EmailTakenError,
+  ErasureReceiptError,
   OpenAccountCommand,
   ParkedMessageError,
   RegisterCustomerCommand,
@@ -21,6 +22,7 @@ import {
   parseConfig,
 } from '@chronicle/config';
 import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
+import { HistoryBrokenError } from '@chronicle/event-store';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
 import { BackupError } from './backup/data-dir-backup';
@@ -29,6 +31,7 @@ import { registerAuditCommand } from './commands/audit.command';
 import { registerBackupCommands } from './commands/backup.command';
 import { registerEraseCommand } from './commands/erase.command';
 import { registerExportCommand } from './commands/export.command';
+import { HistoryProtectError, registerHistoryCommands } from './commands/history.command';
 import { registerUsersCommands } from './commands/users.command';
 import { CommandFailedError } from './commands/command-failed.error';
 import { NoLiveReadModelsError, registerProjectionsCommands } from './commands/projections.command';
@@ -174,6 +177,7 @@ export function buildProgram(
   registerUsersCommands(program, config);
   registerEraseCommand(program, config, withApp);
   registerExportCommand(program, config);
+  registerHistoryCommands(program, config);
   registerProjectionsCommands(program, config, withApp);
   registerBackupCommands(program, config, restoreTarget, withApp);
 
@@ -213,6 +217,9 @@ function reportError(error: unknown): number {
     error instanceof ControlCommandError ||
     error instanceof ParkedMessageError ||
     error instanceof BackupError ||
+    error instanceof ErasureReceiptError ||
+    error instanceof HistoryProtectError ||
+    error instanceof HistoryBrokenError ||
     error instanceof UnknownEventTypeError
   ) {
     printError({ error: error.code, message: error.message });

@@ -5,6 +5,7 @@ import {
   ReservationsKeyed,
 } from './account/account.events';
 import { CustomerEvent, CustomerNumberAssigned } from './customer/customer.events';
+import { HistoryProtected } from './erasure/history-protected';
 import { SecurityEvent } from './security/security.events';
 import { SessionEvent } from './session/session.events';
 import { UserEvent } from './user/user.events';
@@ -20,6 +21,7 @@ export type ChronicleEvent =
   | EmailReserved
   | PasswordResetRequested
   | ReservationsKeyed
+  | HistoryProtected
   | SessionEvent
   | SecurityEvent;
 export type ChronicleEventType = ChronicleEvent['type'];
@@ -80,6 +82,7 @@ export const EVENT_SCHEMAS: Record<ChronicleEventType, EventSchema> = {
   'PasswordResetRequested.v2': { secretFields: [] },
   'ReservationsKeyed.v1': { secretFields: [] },
   'SubjectErased.v1': { secretFields: [] },
+  'HistoryProtected.v1': { secretFields: [] },
   'AccountClosed.v1': { secretFields: [] },
   'ResetTokenIssued.v1': { secretFields: ['tokenHash'] },
   'PasswordResetEmailSent.v1': { secretFields: [] },

@@ -1,5 +1,6 @@
 export * from './shared/decider';
 export * from './erasure/subject-erased';
+export * from './erasure/history-protected';
 export * from './shared/domain-error';
 export * from './shared/event';
 export * from './shared/values';

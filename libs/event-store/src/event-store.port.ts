@@ -29,9 +29,11 @@ export interface EventMetadata {
   spanId?: string;
   /**
    * `encrypted`: the personal values in the data are stored encrypted under their subject's key
-   * (personal-data/); set by the store on append. Absent: written before they were.
+   * (personal-data/); set by the store on append, or by `history protect`. `erased`: `history
+   * protect` found them in plaintext with their subject already erased, and made them null.
+   * Absent: written before values were encrypted, and not protected since.
    */
-  personalData?: 'encrypted';
+  personalData?: 'encrypted' | 'erased';
 }
 
 export type EventData = Record<string, unknown>;

@@ -3,7 +3,9 @@ import { Logger } from '@nestjs/common';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { signProtection } from '@chronicle/application';
+import { ChronicleConfig } from '@chronicle/config';
 import { EVENTS_FILE, SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
 import { HISTORY_CHAIN_PROCESSOR, HistoryChainWatch } from './history-chain-watch.service';
 
@@ -168,5 +170,77 @@ describe('HistoryChainWatch', () => {
       await store.close();
       await checkpoints.close();
     }
+  });
+
+  describe('after history protect re-chained the history over the kept head', () => {
+    const key = randomBytes(32);
+
+    /** The kept head's event rewritten as `history protect` would, recorded and signed with `signedWith`. */
+    async function protect(signedWith: Buffer): Promise<void> {
+      const store = SqliteEventStore.open(dataDir);
+      try {
+        await store.rewriteHistory({
+          rewrite: (events) =>
+            Promise.resolve(
+              events.map((stored) =>
+                stored.data.name === 'c1'
+                  ? { data: { name: 'p1.protected' }, metadata: stored.metadata }
+                  : null,
+              ),
+            ),
+          record: ({ oldHead, newHead, firstChanged, changed }) => ({
+            stream: 'historyprotection',
+            event: {
+              ...event('record'),
+              type: 'HistoryProtected.v1',
+              data: {
+                oldHead,
+                newHead,
+                firstChanged,
+                events: changed,
+                erasedSubjectEvents: 0,
+                signature: signProtection(oldHead, newHead, signedWith),
+              },
+            },
+          }),
+        });
+      } finally {
+        await store.close();
+      }
+    }
+
+    async function restart() {
+      const store = SqliteEventStore.open(dataDir);
+      const checkpoints = SqliteCheckpointStore.open(join(dataDir, EVENTS_FILE));
+      const config = { auditSealKey: key, dataDir } as ChronicleConfig;
+      const watch = new HistoryChainWatch(store, checkpoints, config);
+      try {
+        watch.onApplicationBootstrap();
+        await watch.settled();
+        return watch.status();
+      } finally {
+        await watch.onApplicationShutdown();
+        await store.close();
+        await checkpoints.close();
+      }
+    }
+
+    it('accepts the re-chained history when the record is signed with the seal key', async () => {
+      await start(3);
+      await protect(key);
+
+      expect(await restart()).toMatchObject({ state: 'verified', firstBroken: null });
+      expect(errors).toEqual([]);
+    });
+
+    it('reports the rewrite when the record is not signed with the seal key', async () => {
+      await start(3);
+      await protect(randomBytes(32));
+
+      expect(await restart()).toMatchObject({
+        state: 'broken',
+        firstBroken: { position: '3', reason: expect.stringContaining('the history was rewritten') },
+      });
+    });
   });
 });

@@ -1,5 +1,13 @@
 import { setTimeout } from 'node:timers/promises';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  Optional,
+} from '@nestjs/common';
+import { rechainedBy, sealKey, signedProtections } from '@chronicle/application';
 import {
   ChainBreak,
   ChainLink,
@@ -13,7 +21,7 @@ import {
   storedLinkBreak,
   verifyChain,
 } from '@chronicle/event-store';
-import { errorMessage } from '@chronicle/config';
+import { ChronicleConfig, errorMessage } from '@chronicle/config';
 
 /** Names the first broken position of the history as far as the server knows, on any audit answer. */
 export const CHAIN_BROKEN_HEADER = 'chronicle-chain-broken';
@@ -65,6 +73,8 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
   constructor(
     private readonly store: EventStore,
     private readonly checkpoints: CheckpointStore,
+    /** Where the seal key is, which signs `history protect`'s records; none: no re-chaining is accepted. */
+    @Optional() @Inject(ChronicleConfig) private readonly config: ChronicleConfig | null = null,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -143,7 +153,7 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
       const [{ link }] = await this.store.readChainLinks([
         { ...kept, position: parsePosition(kept.position)! },
       ]);
-      if (link?.hash !== kept.hash) {
+      if (link?.hash !== kept.hash && !(link !== null && (await this.rechainedByProtect(kept)))) {
         this.report({
           position: kept.position,
           stream: kept.stream,
@@ -162,6 +172,25 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
     while (!this.caughtUp() && !this.stopped) await setTimeout(CAUGHT_UP_POLL_MS, undefined, { ref: false });
     if (!this.stopped) await this.verifyWhole();
     if (!this.stopped) this.timer = setInterval(() => void this.checkTail(), TAIL_CHECK_INTERVAL_MS).unref();
+  }
+
+  /**
+   * Whether `history protect` re-chained the history over the kept head since: a HistoryProtected.v1
+   * after it, signed with the seal key, whose rewrite covered it. The walks that follow verify the
+   * chain as re-made.
+   */
+  private async rechainedByProtect(kept: VerifiedHead): Promise<boolean> {
+    const key = this.config === null ? null : sealKey(this.config, false);
+    if (key === null) return false;
+    for await (const protection of signedProtections(this.store, key, parsePosition(kept.position)!)) {
+      if (!rechainedBy(protection, kept.position)) continue;
+      this.logger.log(
+        `The event verified last (${kept.position}) was re-chained by history protect (HistoryProtected.v1 at ` +
+          `${protection.position}); verifying the history as re-chained`,
+      );
+      return true;
+    }
+    return false;
   }
 
   /** The events after the verified head, read as stored, each against the event it chains to. */

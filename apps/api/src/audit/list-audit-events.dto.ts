@@ -221,6 +221,14 @@ class SealCheckDto {
 
   @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'null' }] })
   problem!: string | null;
+
+  @ApiProperty({
+    required: false,
+    description:
+      'The seal holds as the old head a signed HistoryProtected.v1 recorded (`history protect` re-chained the ' +
+      "history since): that record's position.",
+  })
+  protection?: string;
 }
 
 export class ChainVerificationDto {

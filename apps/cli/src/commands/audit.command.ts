@@ -10,8 +10,11 @@ import {
   HistoryVerification,
   ListAuditEventsQuery,
   MAX_AUDIT_LIMIT,
+  ErasureReceiptQuery,
+  parseReceipt,
   parseSeal,
   SealHistoryQuery,
+  VerifyReceiptQuery,
   VerifyHistoryQuery,
 } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
@@ -96,20 +99,26 @@ function writeOut(text: string): Promise<void> | undefined {
   return new Promise((resolve) => process.stdout.once('drain', resolve));
 }
 
-/** A kept seal from `audit seal`; a file that holds none is a usage error. */
-function sealOption(file: string) {
+/** A kept JSON file of `what` (a seal, a receipt); a file that holds none is a usage error. */
+function keptFile<T>(file: string, what: string, parse: (value: unknown) => T | null, shape: string): T {
   let content: unknown;
   try {
     content = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new InvalidArgumentError(`cannot read a seal from ${file}: ${(error as Error).message}`);
+    throw new InvalidArgumentError(`cannot read a ${what} from ${file}: ${(error as Error).message}`);
   }
-  const seal = parseSeal(content);
-  if (seal === null) {
-    throw new InvalidArgumentError(`${file} holds no seal { position, hash, recordedAt, signature }`);
-  }
-  return seal;
+  const parsed = parse(content);
+  if (parsed === null) throw new InvalidArgumentError(`${file} holds no ${what} ${shape}`);
+  return parsed;
 }
+
+/** A kept seal from `audit seal`. */
+const sealOption = (file: string) =>
+  keptFile(file, 'seal', parseSeal, '{ position, hash, recordedAt, signature }');
+
+/** A kept receipt from `audit receipt`. */
+const receiptOption = (file: string) =>
+  keptFile(file, 'receipt', parseReceipt, '{ subject, kind, erasedAt, position, hash, signature }');
 
 function registerIntegrityCommands(audit: Command, config: () => ChronicleConfig): void {
   audit
@@ -133,6 +142,37 @@ function registerIntegrityCommands(audit: Command, config: () => ChronicleConfig
     .description('Verify the chain, then print its signed head { position, hash, recordedAt, signature }')
     .action(async () => {
       printJson(await withHistory(config(), (app) => app.get(QueryBus).execute(new SealHistoryQuery())));
+    });
+  audit
+    .command('receipt')
+    .description(
+      'Print the signed receipt of an erasure { subject, kind, erasedAt, position, hash, signature }: ' +
+        "its SubjectErased.v1 event, where the history holds it and that event's hash; exits 1 when never erased",
+    )
+    .requiredOption(
+      '--subject <stream>',
+      'the erased subject, as its stream: user-<user id> or customer-<number>',
+    )
+    .action(async (options: { subject: string }) => {
+      printJson(
+        await withHistory(config(), (app) =>
+          app.get(QueryBus).execute(new ErasureReceiptQuery(options.subject)),
+        ),
+      );
+    });
+  audit
+    .command('verify-receipt')
+    .description(
+      'Check a receipt kept from `audit receipt`: its signature, the erasure it names, and the hash chain up to it; ' +
+        'exits 1 when it does not hold',
+    )
+    .requiredOption('--receipt <file>', 'the receipt, as `audit receipt` printed it', receiptOption)
+    .action(async (options: { receipt: ReturnType<typeof receiptOption> }) => {
+      const result = await withHistory(config(), (app) =>
+        app.get(QueryBus).execute(new VerifyReceiptQuery(options.receipt)),
+      );
+      printJson(result);
+      if (!result.ok) throw new CommandFailedError(1);
     });
 }
 

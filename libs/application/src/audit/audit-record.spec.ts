@@ -46,6 +46,14 @@ const SAMPLES: { [K in ChronicleEventType]: DataOf<K> } = {
   'PasswordResetRequested.v2': { reservation: `email-${SHA256}`, requestedAt: T },
   'ReservationsKeyed.v1': { keyId: '0123456789abcdef', accounts: 3, written: 2, conflicts: 0 },
   'SubjectErased.v1': { subject: 'user-u-1', kind: 'user', erasedAt: T },
+  'HistoryProtected.v1': {
+    oldHead: { position: '7', hash: 'a'.repeat(64), recordedAt: T },
+    newHead: { position: '7', hash: 'b'.repeat(64), recordedAt: T },
+    firstChanged: '2',
+    events: 3,
+    erasedSubjectEvents: 1,
+    signature: 'c'.repeat(64),
+  },
   'AccountClosed.v1': { accountId: 'a-1', userId: 'u-1', closedAt: T },
   'ResetTokenIssued.v1': {
     accountId: 'a-1',
@@ -114,6 +122,8 @@ const REVIEWED_NOT_SECRET: Partial<Record<ChronicleEventType, readonly string[]>
   'RateLimited.v1': ['emailHash'],
   'ResetTokenRejected.v1': ['emailHash'],
   'AuditRead.v1': ['emailHash'],
+  // Chain hashes of the history's heads: public, what an auditor checks a seal against.
+  'HistoryProtected.v1': ['oldHead.hash', 'newHead.hash', 'signature'],
 };
 
 const types = Object.keys(EVENT_SCHEMAS) as ChronicleEventType[];

@@ -69,6 +69,73 @@ export function backupManifestSignedBy(text: string, signature: string, key: Buf
   return signatureMatches(BACKUP_LABEL, text, signature, key);
 }
 
+const RECEIPT_LABEL = 'chronicle-erasure-receipt-1';
+
+/**
+ * The signed proof of an erasure (`audit receipt`): the subject's SubjectErased.v1, where the
+ * history holds it and that event's chained hash, signed under the seal key like a seal.
+ */
+export interface ErasureReceipt {
+  /** The erased subject's stream: `user-<id>` or `customer-<n>`. */
+  subject: string;
+  kind: 'user' | 'customer';
+  erasedAt: string;
+  /** The SubjectErased.v1 event's position and its stored hash. */
+  position: string;
+  hash: string;
+  signature: string;
+}
+
+const receiptText = (receipt: Omit<ErasureReceipt, 'signature'>): string =>
+  JSON.stringify([receipt.subject, receipt.kind, receipt.erasedAt, receipt.position, receipt.hash]);
+
+export function signReceipt(receipt: Omit<ErasureReceipt, 'signature'>, key: Buffer): ErasureReceipt {
+  const { subject, kind, erasedAt, position, hash } = receipt;
+  const signed = { subject, kind, erasedAt, position, hash };
+  return { ...signed, signature: keyedSignature(RECEIPT_LABEL, receiptText(signed), key).toString('hex') };
+}
+
+/** Whether `receipt` was signed with `key`, compared in constant time. */
+export function receiptSignedBy(receipt: ErasureReceipt, key: Buffer): boolean {
+  return signatureMatches(RECEIPT_LABEL, receiptText(receipt), receipt.signature, key);
+}
+
+/** A receipt as read from a file, or null when it is not one. */
+export function parseReceipt(value: unknown): ErasureReceipt | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { subject, kind, erasedAt, position, hash, signature } = value as Record<string, unknown>;
+  const isText = (field: unknown): field is string => typeof field === 'string' && field.length > 0;
+  if (!isText(subject) || !isText(erasedAt) || !isText(position)) return null;
+  if (kind !== 'user' && kind !== 'customer') return null;
+  if (!isHex64(hash) || !isHex64(signature)) return null;
+  return { subject, kind, erasedAt, position, hash, signature };
+}
+
+const isHex64 = (value: unknown): value is string =>
+  typeof value === 'string' && /^[0-9a-f]{64}$/.test(value);
+
+const PROTECTION_LABEL = 'chronicle-history-protected-1';
+const protectionText = (oldHead: HistoryHead, newHead: HistoryHead): string =>
+  `${sealText(oldHead)}\n${sealText(newHead)}`;
+
+/**
+ * The signature `history protect` records with the old and the new head (HistoryProtected.v1):
+ * whoever holds the seal key vouches that the history sealed as `oldHead` became `newHead`, so a
+ * seal of the old head still verifies, and no one without the key can forge such a record.
+ */
+export function signProtection(oldHead: HistoryHead, newHead: HistoryHead, key: Buffer): string {
+  return keyedSignature(PROTECTION_LABEL, protectionText(oldHead, newHead), key).toString('hex');
+}
+
+export function protectionSignedBy(
+  oldHead: HistoryHead,
+  newHead: HistoryHead,
+  signature: string,
+  key: Buffer,
+): boolean {
+  return signatureMatches(PROTECTION_LABEL, protectionText(oldHead, newHead), signature, key);
+}
+
 /** A seal as read from a file, or null when it is not one. */
 export function parseSeal(value: unknown): AuditSeal | null {
   if (typeof value !== 'object' || value === null) return null;

@@ -4,6 +4,7 @@ import { ExportPersonalDataHandler } from '../personal-data/export-personal-data
 import { Clock, SystemClock } from '../shared/clock';
 import { GetUserAsOfHandler } from '../users/get-user-as-of/get-user-as-of.handler';
 import { ListAuditEventsHandler } from './list-audit-events/list-audit-events.handler';
+import { ErasureReceiptHandler, VerifyReceiptHandler } from './erasure-receipt/erasure-receipt.handler';
 import { SealHistoryHandler } from './seal-history/seal-history.handler';
 import { VerifyHistoryHandler } from './verify-history/verify-history.handler';
 
@@ -18,6 +19,8 @@ import { VerifyHistoryHandler } from './verify-history/verify-history.handler';
     ListAuditEventsHandler,
     VerifyHistoryHandler,
     SealHistoryHandler,
+    ErasureReceiptHandler,
+    VerifyReceiptHandler,
     GetUserAsOfHandler,
     ExportPersonalDataHandler,
   ],

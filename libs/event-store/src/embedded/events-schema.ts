@@ -41,14 +41,17 @@ const FROM_VERSION_1 = `
   ALTER TABLE events ADD COLUMN correlation_id TEXT GENERATED ALWAYS AS (metadata ->> '$.correlationId') VIRTUAL;
 `;
 
+/** Dropped only by `history protect`, inside the transaction that rewrites and restores it. */
+export const NO_UPDATE_TRIGGER = `CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
+    BEGIN SELECT RAISE(ABORT, 'events are append-only: an event is never changed'); END;`;
+
 // The triggers keep honest mistakes and careless tools from rewriting history; someone who drops
 // them first is what the hash chain is for.
 const VERSION_2 = `
   CREATE INDEX IF NOT EXISTS events_recorded_at ON events (recorded_at);
   CREATE INDEX IF NOT EXISTS events_actor ON events (actor);
   CREATE INDEX IF NOT EXISTS events_correlation_id ON events (correlation_id);
-  CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
-    BEGIN SELECT RAISE(ABORT, 'events are append-only: an event is never changed'); END;
+  ${NO_UPDATE_TRIGGER}
   CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
     BEGIN SELECT RAISE(ABORT, 'events are append-only: an event is never deleted'); END;
   PRAGMA user_version = ${SCHEMA_VERSION};

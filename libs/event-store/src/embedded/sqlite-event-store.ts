@@ -9,6 +9,8 @@ import {
   type ChainRef,
   EventStore,
   type EventStoreObserver,
+  type EventData,
+  type EventMetadata,
   type EventSubscription,
   type ExpectedRevision,
   type LinkedChainLink,
@@ -24,8 +26,9 @@ import { validateAppend } from '../append-validation';
 import { validateLogQuery, validateReadAll, validFromRevision } from '../read-validation';
 import { type Position, position } from '../position';
 import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
+import { type ChainBreak, type HistoryHead, linkBreak } from '../integrity/chain-verifier';
 import { EVENT_COLUMNS, type EventRow, toChainLink, toRecordedEvent } from './event-row';
-import { prepareSchema, SCHEMA_VERSION } from './events-schema';
+import { NO_UPDATE_TRIGGER, prepareSchema, SCHEMA_VERSION } from './events-schema';
 import { type EventLog, type EventPage, SqliteSubscription } from './sqlite-subscription';
 
 export interface SqliteEventStoreOptions {
@@ -58,6 +61,35 @@ export class DuplicateEventIdError extends Error {
   ) {
     super(`Stream ${stream}: event id ${eventId} is already stored`);
     this.name = 'DuplicateEventIdError';
+  }
+}
+
+/** What `rewriteHistory` does: the new data and metadata of each event, and the event that records it. */
+export interface HistoryRewrite {
+  /** What each event of a page becomes, in order; null leaves it as it is. */
+  rewrite(events: RecordedEvent[]): Promise<Array<{ data: EventData; metadata: EventMetadata } | null>>;
+  /** The event recording the rewrite, appended in its transaction (only when an event changed). */
+  record(summary: HistoryRewriteSummary): { stream: string; event: NewEvent };
+}
+
+export interface HistoryRewriteSummary {
+  /** The head before the rewrite, and the re-chained head the record chains to. */
+  oldHead: HistoryHead;
+  newHead: HistoryHead;
+  /** The first event changed (the chain is recomputed from there on), and how many were. */
+  firstChanged: string;
+  changed: number;
+}
+
+/** The history does not verify: it is not re-chained, which would make an edit look genuine. */
+export class HistoryBrokenError extends Error {
+  readonly code = 'history-broken';
+  constructor(readonly broken: ChainBreak) {
+    super(
+      `The hash chain breaks at position ${broken.position} (${broken.reason}): the history is not rewritten ` +
+        'over a break, which would make the edit look genuine (see audit verify)',
+    );
+    this.name = 'HistoryBrokenError';
   }
 }
 
@@ -159,6 +191,8 @@ export class SqliteEventStore extends EventStore implements EventLog {
   private readonly readBatchSize: number;
   private readonly filterWindow: number;
   private queue: PendingAppend[] = [];
+  /** `rewriteHistory` holds the write transaction open across awaits. */
+  private rewriting = false;
   private flushScheduled = false;
   private closed = false;
   private readonly subscriptions = new Set<SqliteSubscription>();
@@ -287,6 +321,8 @@ export class SqliteEventStore extends EventStore implements EventLog {
     // The executor runs now: a validation error rejects the promise and nothing is queued.
     return new Promise<AppendResult>((resolve, reject) => {
       this.assertOpen();
+      if (this.rewriting)
+        throw new Error('The history is being rewritten (history protect): nothing is appended meanwhile');
       validateAppend(stream, events, expected);
       const serialized = events.map(serializeEvent);
       this.queue.push({ stream, events: serialized, expected, resolve, reject });
@@ -446,6 +482,92 @@ export class SqliteEventStore extends EventStore implements EventLog {
     });
   }
 
+  /**
+   * Rewrites stored events (`history protect`) in one write transaction, so that a crash leaves
+   * the history whole, as it was or as rewritten: each page of events is given to
+   * `rewrite.rewrite`, each changed event stored with its new data and metadata, the chain
+   * recomputed from the first changed event on, and the record of it appended last, chained to
+   * the new head. The chain as found is checked on the way: over a break nothing is rewritten.
+   * Nothing changed: nothing is written, and null is answered. The file is then vacuumed and its
+   * write-ahead log emptied (on every run, so a run after a crash past the commit completes it),
+   * so that no page keeps the old texts. Other processes' writes wait
+   * for the transaction (up to the busy timeout) and fail: run it with no server on the store.
+   */
+  async rewriteHistory(
+    rewrite: HistoryRewrite,
+  ): Promise<(HistoryRewriteSummary & { recorded: Position }) | null> {
+    this.assertOpen();
+    this.flush();
+    const update = this.db.prepare<[string, string, string, number]>(
+      'UPDATE events SET data = ?, metadata = ?, hash = ? WHERE position = ?',
+    );
+    this.rewriting = true;
+    let recorded: (HistoryRewriteSummary & { recorded: Position }) | null = null;
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const summary = await this.rewriteInTransaction(rewrite, update);
+      if (summary === null) this.db.exec('ROLLBACK');
+      else {
+        this.db.exec(NO_UPDATE_TRIGGER);
+        this.startChain();
+        const { stream, event } = rewrite.record(summary);
+        const { result } = this.appendOne({ stream, events: [serializeEvent(event)], expected: 'any' });
+        this.db.exec('COMMIT');
+        recorded = { ...summary, recorded: result.position };
+      }
+      // On a run with nothing left to rewrite too: a crash after the commit left the old pages.
+      this.db.exec('VACUUM');
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      return recorded;
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    } finally {
+      this.rewriting = false;
+    }
+  }
+
+  private async rewriteInTransaction(
+    rewrite: HistoryRewrite,
+    update: Database.Statement<[string, string, string, number]>,
+  ): Promise<HistoryRewriteSummary | null> {
+    this.db.exec('DROP TRIGGER events_no_update');
+    let previous: ChainLink | null = null;
+    let hash = GENESIS_HASH;
+    let firstChanged: string | null = null;
+    let changed = 0;
+    let cursor = Number.MIN_SAFE_INTEGER;
+    for (;;) {
+      const rows = this.selectAfter.all(cursor, this.readBatchSize);
+      const replacements = await rewrite.rewrite(rows.map(toRecordedEvent));
+      rows.forEach((row, index) => {
+        const link = toChainLink(row);
+        const broken = linkBreak('log', link, previous);
+        if (broken !== null) throw new HistoryBrokenError(broken);
+        previous = link;
+        const replacement = replacements[index];
+        if (replacement !== null) {
+          changed++;
+          firstChanged ??= link.position;
+        }
+        if (firstChanged === null) {
+          hash = link.hash;
+          return;
+        }
+        const data = replacement === null ? link.data : JSON.stringify(replacement.data);
+        const metadata = replacement === null ? link.metadata : JSON.stringify(replacement.metadata);
+        hash = chainHash('log', { ...link, data, metadata }, hash);
+        update.run(data, metadata, hash, row[0]);
+      });
+      if (rows.length < this.readBatchSize) break;
+      cursor = rows[rows.length - 1][0];
+    }
+    const last = previous as ChainLink | null;
+    if (last === null || firstChanged === null) return null;
+    const head = { position: last.position, recordedAt: last.recordedAt };
+    return { oldHead: { ...head, hash: last.hash }, newHead: { ...head, hash }, firstChanged, changed };
+  }
+
   /** Commits appends already requested, ends every subscription, then closes the file. */
   override async close(): Promise<void> {
     if (this.closed) return;
@@ -524,7 +646,11 @@ export class SqliteEventStore extends EventStore implements EventLog {
   }
 
   /** Runs inside the group's transaction, in a savepoint of its own. */
-  private appendOne({ stream, events, expected }: PendingAppend): Applied {
+  private appendOne({
+    stream,
+    events,
+    expected,
+  }: Pick<PendingAppend, 'stream' | 'events' | 'expected'>): Applied {
     const retried = this.findRetriedAppend(stream, events, expected);
     if (retried) return { result: retried, written: 0 };
     const current = this.selectLastRevision.get(stream) ?? null;

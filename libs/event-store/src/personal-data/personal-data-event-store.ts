@@ -29,6 +29,12 @@ export interface PersonalFields {
   within?: string;
 }
 
+/** A stored event's data and metadata once `history protect` has encrypted its personal values. */
+export interface ProtectedEvent {
+  data: EventData;
+  metadata: RecordedEvent['metadata'];
+}
+
 export type PersonalFieldsOf = (storedType: string) => PersonalFields | undefined;
 
 /** Events read in one batch of keys by readAll: one call to the key store per this many. */
@@ -95,7 +101,34 @@ export class PersonalDataEventStore extends ForwardingEventStore {
     await this.keys.close();
   }
 
-  private async encrypted(events: NewEvent[]): Promise<NewEvent[]> {
+  /**
+   * `history protect`: what each stored event becomes once protected, or null when it needs
+   * nothing (no personal values, or already protected). Plaintext values are encrypted as an
+   * append would encrypt them, with metadata `personalData: 'encrypted'`; those of a subject
+   * already erased become null (`personalData: 'erased'`): there is no key left to encrypt them
+   * under, and keeping them would undo the erasure.
+   */
+  async protectStored(events: readonly RecordedEvent[]): Promise<Array<ProtectedEvent | null>> {
+    const unprotected = events.map((event) => (event.metadata.personalData === undefined ? event : null));
+    const protect = unprotected.filter((event): event is RecordedEvent => event !== null);
+    const done = await this.encrypted(protect, 'null');
+    let next = 0;
+    return unprotected.map((event) => {
+      if (event === null) return null;
+      const result = done[next++];
+      return result === event ? null : { data: result.data, metadata: result.metadata };
+    });
+  }
+
+  /**
+   * The events with their personal values encrypted under their subjects' keys; an erased
+   * subject's values refused (an append), or made null (`history protect`). Events without
+   * personal values are returned as they are.
+   */
+  private async encrypted<E extends NewEvent>(
+    events: E[],
+    onErased: 'refuse' | 'null' = 'refuse',
+  ): Promise<E[]> {
     const subjects = this.subjectsOf(events);
     if (subjects.length === 0) return events;
     const keys = await this.keys.forWriting(subjects);
@@ -104,7 +137,11 @@ export class PersonalDataEventStore extends ForwardingEventStore {
       if (personal === undefined) return event;
       const subject = personal.subject(event.data);
       const key = keys.get(subjectName(subject))!;
-      if (key.state === 'erased') throw new SubjectErasedError(key.erasure);
+      if (key.state === 'erased') {
+        if (onErased === 'refuse') throw new SubjectErasedError(key.erasure);
+        const data = mapPersonal(event.data, personal, () => null);
+        return { ...event, data, metadata: { ...event.metadata, personalData: 'erased' } };
+      }
       const data = mapPersonal(event.data, personal, (field, value) =>
         encryptPersonalValue(key.key, subject, field, value as PersonalValue),
       );

@@ -11,8 +11,12 @@ export interface HistoryVerification {
   head: HistoryHead | null;
   /** The first event whose hash does not follow, or null. */
   broken: ChainBreak | null;
-  /** Absent without a seal; else whether it was signed with this key and the history holds it. */
-  seal?: { position: string; valid: boolean; problem: string | null };
+  /**
+   * Absent without a seal; else whether it was signed with this key and the history holds it, or
+   * holds it as the old head a signed HistoryProtected.v1 recorded (`protection`: that record's
+   * position).
+   */
+  seal?: { position: string; valid: boolean; problem: string | null; protection?: string };
 }
 
 /**
