@@ -105,3 +105,72 @@ export function mappedSubscription(
     },
   };
 }
+
+/** Messages a batch-mapped subscription gathers at most before mapping them. */
+const MAP_BATCH = 256;
+const YIELDED = Symbol('yielded');
+const nextTurn = () => new Promise<typeof YIELDED>((resolve) => setImmediate(() => resolve(YIELDED)));
+
+/**
+ * `subscription` with its events mapped many at a time by `mapBatch` (which answers them in the
+ * same order): every message already delivered by the time the event loop turns (a catch-up) goes
+ * in one batch, so a mapping that asks a server (the data keys) asks once per batch, not per
+ * event; a live event arriving alone is mapped alone, within one turn.
+ */
+export function batchMappedSubscription(
+  subscription: EventSubscription,
+  mapBatch: (events: RecordedEvent[]) => Promise<RecordedEvent[]>,
+): EventSubscription {
+  const iterator = subscription[Symbol.asyncIterator]();
+  const ready: SubscriptionMessage[] = [];
+  let ended = false;
+  /** A next() asked for and not yet awaited: the first of the following batch. */
+  let carried: Promise<IteratorResult<SubscriptionMessage>> | null = null;
+
+  const gather = async (): Promise<void> => {
+    const batch: SubscriptionMessage[] = [];
+    let result = await (carried ?? iterator.next());
+    carried = null;
+    for (;;) {
+      if (result.done) {
+        ended = true;
+        break;
+      }
+      batch.push(result.value);
+      if (batch.length >= MAP_BATCH) break;
+      const pending = iterator.next();
+      const settled = await Promise.race([pending, nextTurn()]);
+      if (settled === YIELDED) {
+        // Not delivered within the turn: the next batch starts with it. Its failure is seen there.
+        pending.catch(() => undefined);
+        carried = pending;
+        break;
+      }
+      result = settled;
+    }
+    const events = batch.flatMap((message) => (message.kind === 'event' ? [message.event] : []));
+    const mapped = events.length === 0 ? [] : await mapBatch(events);
+    let at = 0;
+    for (const message of batch)
+      ready.push(message.kind === 'event' ? { kind: 'event', event: mapped[at++] } : message);
+  };
+
+  return {
+    close: () => subscription.close(),
+    [Symbol.asyncIterator](): AsyncIterator<SubscriptionMessage> {
+      return {
+        async next() {
+          while (ready.length === 0) {
+            if (ended) return { done: true, value: undefined };
+            await gather();
+          }
+          return { done: false, value: ready.shift()! };
+        },
+        async return() {
+          await subscription.close();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}

@@ -99,6 +99,45 @@ describe('PersonalDataEventStore', () => {
     expect(seen).toEqual([registered.data, patched.data]);
   });
 
+  it('decrypts a catch-up many events at a time, asking the key store once per batch, then live events one by one', async () => {
+    const customers = Array.from({ length: 300 }, (_, i) =>
+      newEvent('CustomerRegistered.v1', {
+        customerId: i + 1,
+        name: `Customer ${i + 1}`,
+        email: `c${i + 1}@example.com`,
+        createdon: '2026-11-27T00:00:00.000Z',
+      }),
+    );
+    await Promise.all(customers.map((event, i) => store.append(`customer-${i + 1}`, [event], 'no_stream')));
+    // Another process: nothing of these keys in its memory.
+    const cold = new PersonalDataEventStore(
+      adapter,
+      new DataKeyRing(keyStore),
+      (type) => eventSchemaOf(type)?.personal,
+    );
+    const getMany = jest.spyOn(keyStore, 'getMany');
+    const subscription = cold.subscribeToAll();
+    const seen: unknown[] = [];
+    let live: Promise<unknown> | null = null;
+    for await (const message of subscription) {
+      if (message.kind === 'caught-up') {
+        expect(seen).toEqual(customers.map((event) => event.data));
+        expect(getMany.mock.calls.length).toBeLessThanOrEqual(3);
+        live = store.append(
+          'customer-301',
+          [newEvent('CustomerRegistered.v1', { ...customers[0].data, customerId: 301 })],
+          'no_stream',
+        );
+        continue;
+      }
+      if (message.kind !== 'event') continue;
+      seen.push(message.event.data);
+      if (seen.length === 301) break;
+    }
+    await live;
+    expect(seen[300]).toEqual({ ...customers[0].data, customerId: 301 });
+  });
+
   it('reads an erased subject as nulls marked erased, while the chain over the ciphertext still verifies', async () => {
     await store.append(`user-${userId}`, [registered, patched], 'no_stream');
     await keyStore.destroy({ subject: ada, erasedAt: '2026-11-27T01:00:00.000Z' });

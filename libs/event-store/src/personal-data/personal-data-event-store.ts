@@ -11,7 +11,7 @@ import {
   RecordedEvent,
   SubscribeOptions,
 } from '../event-store.port';
-import { ForwardingEventStore, mappedSubscription } from '../forwarding-event-store';
+import { batchMappedSubscription, ForwardingEventStore } from '../forwarding-event-store';
 import { DataKeyRing, RingKey } from './data-key-ring';
 import { DataSubject, SubjectErasedError, subjectName } from './data-key-store.port';
 import {
@@ -85,10 +85,8 @@ export class PersonalDataEventStore extends ForwardingEventStore {
   }
 
   override subscribeToAll(options?: SubscribeOptions): EventSubscription {
-    return mappedSubscription(this.inner.subscribeToAll(options), async (event) => {
-      const [decrypted] = await this.decrypted([event]);
-      return decrypted;
-    });
+    // Many events at a time: a catch-up asks the key store once per batch, not once per event.
+    return batchMappedSubscription(this.inner.subscribeToAll(options), (events) => this.decrypted(events));
   }
 
   /** Events as stored but decrypted: the audit's raw view shows no ciphertext either. */
