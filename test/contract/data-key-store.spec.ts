@@ -163,6 +163,26 @@ function contract(name: string, setUp: () => Promise<Backing>) {
       ]);
     });
 
+    it('tells every instance which keys were destroyed since a time, oldest first, whatever the erasure says', async () => {
+      await store.create(ada);
+      await store.create(bob);
+      const before = new Date(Date.now() - 1);
+      // The erasure's own time is its event's (a crashed one is completed later): the poll goes by the destroy.
+      await store.destroy(erasureOf(ada, '2020-01-01T00:00:00.000Z'));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const between = new Date();
+      await other.destroy(erasureOf(customer1));
+      // Erasing again changes nothing, its time neither.
+      await store.destroy(erasureOf(ada, '2027-01-01T00:00:00.000Z'));
+      expect(await other.destroyedSince(before, 10)).toEqual([
+        erasureOf(ada, '2020-01-01T00:00:00.000Z'),
+        erasureOf(customer1),
+      ]);
+      expect(await store.destroyedSince(between, 10)).toEqual([erasureOf(customer1)]);
+      expect(await store.destroyedSince(before, 1)).toEqual([erasureOf(ada, '2020-01-01T00:00:00.000Z')]);
+      expect(await store.destroyedSince(new Date(Date.now() + 1_000), 10)).toEqual([]);
+    });
+
     it('ends erased when a create and a destroy of one subject race, and no key outlives the erasure', async () => {
       for (let round = 0; round < 10; round++) {
         const subject: DataSubject = { kind: 'customer', id: `race-${round}` };
@@ -294,6 +314,24 @@ describe('SQLite data key store, across processes', () => {
 
   const customers = (count: number) =>
     Array.from({ length: count }, (_, i): DataSubject => ({ kind: 'customer', id: `${i}` }));
+
+  it('opens a key store written before destroys were stamped, adding the stamp and keeping every key', async () => {
+    const first = new SqliteDataKeyStore(dir, SECRET);
+    const key = await first.create(ada);
+    await first.destroy(erasureOf(bob));
+    await first.close();
+    const db = new Database(join(dir, DATA_KEYS_FILE));
+    db.exec('DROP INDEX data_keys_destroyed; ALTER TABLE data_keys DROP COLUMN destroyed_at');
+    db.close();
+
+    const [one, two] = [new SqliteDataKeyStore(dir, SECRET), new SqliteDataKeyStore(dir, SECRET)];
+    expect(await Promise.all([one.create(ada), two.create(ada)])).toEqual([key, key]);
+    expect((await two.get(bob))?.state).toBe('erased');
+    await two.destroy(erasureOf(customer1));
+    // The erasure made before the stamp is not polled (no process held its key since); the new one is.
+    expect(await one.destroyedSince(new Date(0), 10)).toEqual([erasureOf(customer1)]);
+    await Promise.all([one.close(), two.close()]);
+  });
 
   it('makes one key per subject when two processes make them together', async () => {
     const subjects = customers(100);

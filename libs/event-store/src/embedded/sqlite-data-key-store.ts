@@ -19,6 +19,8 @@ interface Row {
   id: string;
   wrapped: Buffer | null;
   erased_at: string | null;
+  /** Epoch milliseconds of the destroy, on rows destroyed since the column exists. */
+  destroyed_at?: number | null;
 }
 
 /**
@@ -60,6 +62,10 @@ export class SqliteDataKeyStore extends DataKeyStore {
     return settled(() => (this.open().erasures.all(after ?? '', limit) as Row[]).map(erasureOf));
   }
 
+  destroyedSince(since: Date, limit: number): Promise<Erasure[]> {
+    return settled(() => (this.open().destroyedSince.all(since.getTime(), limit) as Row[]).map(erasureOf));
+  }
+
   close(): Promise<void> {
     this.db?.close();
     this.db = null;
@@ -83,6 +89,16 @@ export class SqliteDataKeyStore extends DataKeyStore {
         );
         db.exec(
           'CREATE INDEX IF NOT EXISTS data_keys_erased ON data_keys (subject) WHERE erased_at IS NOT NULL',
+        );
+        // Added after the first release of this file: when each key was destroyed, for destroyedSince().
+        db.transaction(() => {
+          const columns = db.prepare('PRAGMA table_info(data_keys)').all() as Array<{ name: string }>;
+          if (!columns.some((column) => column.name === 'destroyed_at')) {
+            db.exec('ALTER TABLE data_keys ADD COLUMN destroyed_at INTEGER');
+          }
+        }).immediate();
+        db.exec(
+          'CREATE INDEX IF NOT EXISTS data_keys_destroyed ON data_keys (destroyed_at) WHERE destroyed_at IS NOT NULL',
         );
         db.exec(
           'CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID',
@@ -113,6 +129,9 @@ function prepare(db: Database.Database, wrapper: DataKeyWrapper) {
   const insert = db.prepare(
     'INSERT INTO data_keys (subject, kind, id, wrapped, erased_at) VALUES (?, ?, ?, ?, ?)',
   );
+  const insertErased = db.prepare(
+    'INSERT INTO data_keys (subject, kind, id, wrapped, erased_at, destroyed_at) VALUES (?, ?, ?, NULL, ?, ?)',
+  );
   const remove = db.prepare('DELETE FROM data_keys WHERE subject = ?');
   return {
     // Immediate transactions: the write lock is taken before the read, so two processes never
@@ -141,7 +160,7 @@ function prepare(db: Database.Database, wrapper: DataKeyWrapper) {
       if (held?.wrapped === null) return erasureOf(held);
       // Deleted, then recorded anew: the key's cell is freed (and zeroed), never rewritten in place.
       remove.run(name);
-      insert.run(name, subject.kind, subject.id, null, erasure.erasedAt);
+      insertErased.run(name, subject.kind, subject.id, erasure.erasedAt, Date.now());
       return { subject: { kind: subject.kind, id: subject.id }, erasedAt: erasure.erasedAt };
     }),
     getMany: db.prepare(
@@ -150,6 +169,10 @@ function prepare(db: Database.Database, wrapper: DataKeyWrapper) {
     erasures: db.prepare(
       'SELECT subject, kind, id, wrapped, erased_at FROM data_keys ' +
         'WHERE erased_at IS NOT NULL AND subject > ? ORDER BY subject LIMIT ?',
+    ),
+    destroyedSince: db.prepare(
+      'SELECT subject, kind, id, wrapped, erased_at FROM data_keys ' +
+        'WHERE destroyed_at IS NOT NULL AND destroyed_at >= ? ORDER BY destroyed_at LIMIT ?',
     ),
   };
 }

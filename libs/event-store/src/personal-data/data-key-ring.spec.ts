@@ -18,7 +18,7 @@ describe('DataKeyRing', () => {
     dir = mkdtempSync(join(tmpdir(), 'key-ring-'));
     store = new SqliteDataKeyStore(dir, SECRET);
     now = 1_000;
-    ring = new DataKeyRing(store, { activeTtlMs: 1_000, maxEntries: 3, now: () => now });
+    ring = new DataKeyRing(store, { erasurePollMs: 1_000, maxEntries: 3, now: () => now });
   });
 
   afterEach(async () => {
@@ -47,13 +47,51 @@ describe('DataKeyRing', () => {
     }
   });
 
-  it('uses a key from memory for its time to live, then asks the store again', async () => {
+  it('keeps a key in memory, and asks the store only which keys were destroyed, once per poll interval', async () => {
     await ring.forWriting([subject(1)]);
     const getMany = jest.spyOn(store, 'getMany');
+    const destroyedSince = jest.spyOn(store, 'destroyedSince');
     await ring.forReading([subject(1)]);
-    expect(getMany).not.toHaveBeenCalled();
+    await ring.forWriting([subject(1)]);
+    expect(destroyedSince).not.toHaveBeenCalled();
     now += 1_001;
+    // Many reads in one turn share one poll; the key itself is not read again.
+    await Promise.all([
+      ring.forReading([subject(1)]),
+      ring.forWriting([subject(1)]),
+      ring.forReading([subject(1)]),
+    ]);
+    expect(destroyedSince).toHaveBeenCalledTimes(1);
+    expect(getMany).not.toHaveBeenCalled();
     await ring.forReading([subject(1)]);
+    expect(destroyedSince).toHaveBeenCalledTimes(1);
+  });
+
+  it('writes under a key made elsewhere by reading it, and takes the write lock only to make a new one', async () => {
+    const made = await new DataKeyRing(store).forWriting([subject(1)]);
+    const createMany = jest.spyOn(store, 'createMany');
+    const getMany = jest.spyOn(store, 'getMany');
+    const [again, fresh] = await Promise.all([ring.forWriting([subject(1)]), ring.forWriting([subject(2)])]);
+    // One read for the turn's batch; only the subject with no key yet is made.
+    expect(getMany).toHaveBeenCalledTimes(1);
+    expect(createMany).toHaveBeenCalledTimes(1);
+    expect(createMany.mock.calls[0][0]).toEqual([subject(2)]);
+    const [before, after] = [made.get('customer-1')!, again.get('customer-1')!];
+    expect(before.state === 'active' && after.state === 'active' && after.key.equals(before.key)).toBe(true);
+    expect(fresh.get('customer-2')?.state).toBe('active');
+  });
+
+  it('drops every key it holds when a poll meets more erasures than it reads at once', async () => {
+    await ring.forWriting([subject(1)]);
+    jest.spyOn(store, 'destroyedSince').mockImplementation(async (_since, limit) =>
+      Array.from({ length: limit }, (_, at) => ({
+        subject: subject(100 + at),
+        erasedAt: '2026-11-27T00:00:00.000Z',
+      })),
+    );
+    const getMany = jest.spyOn(store, 'getMany');
+    now += 1_001;
+    expect((await ring.forReading([subject(1)])).get('customer-1')?.state).toBe('active');
     expect(getMany).toHaveBeenCalledTimes(1);
   });
 

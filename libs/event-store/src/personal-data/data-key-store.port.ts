@@ -64,6 +64,13 @@ export abstract class DataKeyStore {
   /** Up to `limit` erasures, ordered by subjectName(), of the subjects named after `after`. */
   abstract erasures(after: string | null, limit: number): Promise<Erasure[]>;
 
+  /**
+   * Up to `limit` erasures whose keys were destroyed at or after `since` (when destroy() ran, by
+   * the clock of the process that ran it: not the erasure's own time, since a crashed erasure is
+   * completed later), oldest first. What a process holding keys in memory polls to drop them.
+   */
+  abstract destroyedSince(since: Date, limit: number): Promise<Erasure[]>;
+
   abstract close(): Promise<void>;
 
   /** The subject's key (see createMany); a SubjectErasedError once the subject was erased. */

@@ -32,6 +32,8 @@ interface KeyDocument {
   wrapped?: Binary;
   /** RFC 3339, once erased. */
   erasedAt?: string;
+  /** When the key was destroyed (this instance's clock), for destroyedSince(). */
+  destroyedAt?: Date;
 }
 
 interface CheckDocument {
@@ -77,7 +79,7 @@ export class MongoDataKeyStore extends DataKeyStore {
       documents.push({ _id: name, kind, id, wrapped: new Binary(this.wrapper.wrap(name, key)) });
     }
     if (documents.length === 0) return made;
-    await this.secretChecked();
+    await this.opened();
     const kept = new Set<string>();
     try {
       // Unordered: every new subject is inserted, whatever the others meet.
@@ -102,13 +104,13 @@ export class MongoDataKeyStore extends DataKeyStore {
   }
 
   async getMany(subjects: readonly DataSubject[]): Promise<Map<string, SubjectKey>> {
-    await this.secretChecked();
+    await this.opened();
     const held = await this.keys.find({ _id: { $in: subjects.map(subjectName) } }).toArray();
     return new Map(held.map((document) => [document._id, this.keyOf(document)]));
   }
 
   async destroy(erasure: Erasure): Promise<Erasure> {
-    await this.secretChecked();
+    await this.opened();
     const { kind, id } = erasure.subject;
     const name = subjectName(erasure.subject);
     try {
@@ -116,7 +118,7 @@ export class MongoDataKeyStore extends DataKeyStore {
       // key gets its erasure inserted. An erased subject's record is never matched, so never changed.
       await this.keys.updateOne(
         { _id: name, erasedAt: { $exists: false } },
-        { $set: { kind, id, erasedAt: erasure.erasedAt }, $unset: { wrapped: '' } },
+        { $set: { kind, id, erasedAt: erasure.erasedAt, destroyedAt: new Date() }, $unset: { wrapped: '' } },
         { upsert: true },
       );
       return { subject: { kind, id }, erasedAt: erasure.erasedAt };
@@ -139,6 +141,16 @@ export class MongoDataKeyStore extends DataKeyStore {
     return held.map(erasureOf);
   }
 
+  async destroyedSince(since: Date, limit: number): Promise<Erasure[]> {
+    await this.opened();
+    const held = await this.keys
+      .find({ destroyedAt: { $gte: since } })
+      .sort({ destroyedAt: 1 })
+      .limit(limit)
+      .toArray();
+    return held.map(erasureOf);
+  }
+
   close(): Promise<void> {
     return this.client.close();
   }
@@ -148,8 +160,11 @@ export class MongoDataKeyStore extends DataKeyStore {
     return { state: 'active', key: this.wrapper.unwrap(document._id, Buffer.from(document.wrapped!.buffer)) };
   }
 
-  /** Records the secret's check at the first use of the collection, then compares it, once per client. */
-  private secretChecked(): Promise<void> {
+  /**
+   * At the first use of the collection, once per client: records the secret's check, then
+   * compares it; and makes the index destroyedSince() reads.
+   */
+  private opened(): Promise<void> {
     this.checked ??= (async () => {
       const checks = this.keys as unknown as Collection<CheckDocument>;
       try {
@@ -159,6 +174,11 @@ export class MongoDataKeyStore extends DataKeyStore {
       }
       const stored = await checks.findOne({ _id: SECRET_CHECK });
       this.wrapper.verify(stored?.check ?? '', this.where);
+      // Every instance polls destroyedSince() each second: never a scan of every key.
+      await this.keys.createIndex(
+        { destroyedAt: 1 },
+        { name: 'data_keys_destroyed', partialFilterExpression: { destroyedAt: { $exists: true } } },
+      );
     })().catch((error: unknown) => {
       this.checked = null;
       throw error;
