@@ -2,6 +2,7 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import {
   customerDecider,
   customerStreamName,
+  parseCustomerNumber,
   SubjectErased,
   userDecider,
   userStreamName,
@@ -41,8 +42,8 @@ export class EraseSubjectHandler implements ICommandHandler<EraseSubjectCommand,
       );
     } else {
       // A customer number, as GET /customers/{id} takes it: anything else names no customer.
-      const customerId = /^[1-9][0-9]{0,15}$/.test(id) ? Number(id) : NaN;
-      if (!Number.isSafeInteger(customerId)) throw new NotFoundError('Customer');
+      const customerId = parseCustomerNumber(id);
+      if (customerId === undefined) throw new NotFoundError('Customer');
       stream = customerStreamName(customerId);
       await this.repository.handle(
         customerDecider,
