@@ -48,8 +48,11 @@ export function decideErasure(
   return [{ type: 'SubjectErased.v1', data: { subject, kind, erasedAt: now } }];
 }
 
-/** When the subject of a stream's events was erased, or null: its SubjectErased.v1 among them. */
-export function erasedAtIn(events: readonly { type: string; data: unknown }[]): string | null {
+/**
+ * A subject read from its stream's events is gone for good once its SubjectErased.v1 is among
+ * them: ErasedError (410) naming `what` and when, never a view of its nulls.
+ */
+export function throwIfErased(events: readonly { type: string; data: unknown }[], what: string): void {
   const erased = events.find((event) => event.type === 'SubjectErased.v1');
-  return erased === undefined ? null : (erased.data as SubjectErased['data']).erasedAt;
+  if (erased !== undefined) throw new ErasedError(what, (erased.data as SubjectErased['data']).erasedAt);
 }
