@@ -3,6 +3,7 @@ import {
   accountDecider,
   accountStreamName,
   ErasedUser,
+  erasedSubjectOf,
   NotFoundError,
   SubjectErased,
   userDecider,
@@ -30,13 +31,16 @@ export class ErasureCompletion {
   ) {}
 
   async complete(erased: SubjectErased['data'], context: CommandContext): Promise<void> {
-    const id = erased.subject.slice(erased.kind.length + 1);
-    if (erased.kind === 'user') {
+    const whose = erasedSubjectOf(erased);
+    if (whose.kind === 'user') {
       const { state } = await this.repository.load(userDecider, erased.subject);
       const { accountId } = state as ErasedUser;
       if (accountId !== null) await this.closeAccount(accountId, context);
     }
-    const subject: DataSubject = { kind: erased.kind, id };
+    const subject: DataSubject = {
+      kind: whose.kind,
+      id: whose.kind === 'user' ? whose.userId : String(whose.customerId),
+    };
     await this.logOnce(subject, erased);
     await this.keys.destroy({ subject, erasedAt: erased.erasedAt });
   }
