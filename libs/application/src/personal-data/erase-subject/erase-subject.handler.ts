@@ -69,11 +69,13 @@ export class EraseSubjectHandler implements ICommandHandler<EraseSubjectCommand,
     const { stream, decider, command } = ERASURES[kind](id);
     await this.repository.handle(decider, stream, (_state, now) => command(now.toISOString()), context);
     // The erasure as recorded: this one, or the first on a repeat.
-    const recorded = (await this.store.readStream(stream)).find((event) => event.type === 'SubjectErased.v1');
+    const events = await this.store.readStream(stream);
+    const recorded = events.find((event) => event.type === 'SubjectErased.v1');
     if (recorded === undefined)
       throw new Error(`${stream} was erased, but its SubjectErased.v1 is not in it`);
     const { erasedAt } = recorded.data as SubjectErased['data'];
-    await this.completion.complete(recorded.data as SubjectErased['data'], context);
+    // The stream as just read: the completion needs no read of its own.
+    await this.completion.complete(recorded.data as SubjectErased['data'], context, events);
     return { subject: stream, kind, erasedAt, position: formatPosition(recorded.position) };
   }
 }
