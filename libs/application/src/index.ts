@@ -6,7 +6,6 @@ export * from './shared/event-sourced-repository';
 export * from './shared/principal';
 export * from './shared/time-ordered-id';
 export * from './shared/rfc-3339';
-export * from './shared/address-hash';
 export * from './shared/security.ports';
 export * from './accounts/account-directory';
 export * from './shared/attempt-limits';

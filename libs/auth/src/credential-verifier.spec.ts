@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import {
   AccessTokenCodec,
   AccountDirectory,
-  addressHasher,
   AttemptLimits,
   PasswordHasher,
   PasswordMatch,
@@ -14,7 +13,7 @@ import {
 } from '@chronicle/application';
 import { CommandBus } from '@nestjs/cqrs';
 import { ChronicleConfig } from '@chronicle/config';
-import type { Account } from '@chronicle/domain';
+import { addressHasher, type Account } from '@chronicle/domain';
 import { AccountSessions } from './account-sessions';
 import { SqliteAttemptCounters } from './attempt-counters/sqlite-attempt-counters';
 import { CredentialVerifier } from './credential-verifier';

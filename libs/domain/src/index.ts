@@ -6,6 +6,7 @@ export * from './shared/event';
 export * from './shared/values';
 export * from './shared/fields';
 export * from './shared/text';
+export * from './shared/address-hash';
 export * from './user/user.fields';
 export * from './user/user.events';
 export * from './user/user.aggregate';

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { addressHasher } from '@chronicle/domain';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { maskAddress, MailReport } from './mail-report';
 import { OutboxMailer } from './outbox/outbox-mailer';
@@ -12,7 +13,11 @@ describe('MailReport', () => {
 
   const setUp = () => {
     const metrics = new ChronicleMetrics();
-    const mailer = new OutboxMailer(mkdtempSync(join(tmpdir(), 'chronicle-mail-report-')), 'ops@example.com');
+    const mailer = new OutboxMailer(
+      mkdtempSync(join(tmpdir(), 'chronicle-mail-report-')),
+      'ops@example.com',
+      addressHasher(Buffer.alloc(32, 7), 'outbox-recipients'),
+    );
     mailer.observe(new MailReport(metrics));
     const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);

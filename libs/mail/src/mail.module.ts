@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { join } from 'node:path';
 import { ChronicleConfig } from '@chronicle/config';
+import { addressHasher } from '@chronicle/domain';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { MailReport } from './mail-report';
 import { Mailer } from './mailer.port';
@@ -14,7 +15,11 @@ export const OUTBOX_DIR = 'outbox';
 export function createMailer(config: ChronicleConfig, metrics: ChronicleMetrics | null = null): Mailer {
   const mailer = config.smtpUrl
     ? new SmtpMailer(config.smtpUrl, config.mailFrom)
-    : new OutboxMailer(join(config.dataDir, OUTBOX_DIR), config.mailFrom);
+    : new OutboxMailer(
+        join(config.dataDir, OUTBOX_DIR),
+        config.mailFrom,
+        addressHasher(config.tokenSecret, 'outbox-recipients'),
+      );
   return mailer.observe(new MailReport(metrics));
 }
 

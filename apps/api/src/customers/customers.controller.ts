@@ -41,7 +41,13 @@ import {
   SecurityEvents,
 } from '@chronicle/application';
 import { Allow, securityObservationOf } from '@chronicle/auth';
-import { customerRepresentation, ErasedError, NotFoundError } from '@chronicle/domain';
+import {
+  customerRepresentation,
+  ErasedError,
+  MAX_CUSTOMER_NUMBER,
+  NotFoundError,
+  parseCustomerNumber,
+} from '@chronicle/domain';
 import { Consumes, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/edge';
 import {
   etagHeader,
@@ -67,13 +73,11 @@ import { CUSTOMER_PATCH_SCHEMA, CustomerDto, NEW_CUSTOMER_SCHEMA } from './custo
 import { ListCustomersQueryDto } from './list-customers.dto';
 
 const ETAG_HEADER = etagHeader('customer');
-/** A customer number as a path segment: digits, within the integers ids are. */
-const CUSTOMER_ID_PATTERN = /^[1-9]\d{0,14}$/;
-/** The numbers CUSTOMER_ID_PATTERN takes, as the document states them. */
+/** The numbers parseCustomerNumber takes, as the document states them. */
 const CUSTOMER_ID = {
   name: 'id',
   description: "The customer's number.",
-  schema: { type: 'integer', minimum: 1, maximum: 10 ** 15 - 1 },
+  schema: { type: 'integer', minimum: 1, maximum: MAX_CUSTOMER_NUMBER },
 };
 const UNKNOWN_CUSTOMER = refusal(new NotFoundError('Customer'), 'no customer has this number.');
 const ERASED_CUSTOMER = refusal(
@@ -281,8 +285,9 @@ export class CustomersController {
 
 /** The customer a path names; anything but a customer number names none (404). */
 function customerIdOf(segment: string): number {
-  if (!CUSTOMER_ID_PATTERN.test(segment)) throw new NotFoundError('Customer');
-  return Number(segment);
+  const customerId = parseCustomerNumber(segment);
+  if (customerId === undefined) throw new NotFoundError('Customer');
+  return customerId;
 }
 
 /** The record as JSON with its version: the answer of every route that names one customer. */

@@ -2,12 +2,14 @@ import { QueryBus } from '@nestjs/cqrs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ExportPersonalDataQuery, ExportSubject } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
+import { parseCustomerNumber } from '@chronicle/domain';
 import { printJson } from '../output';
 import { recordHistoryRead, withHistory } from './history-cli.module';
 
 function customerNumber(value: string): number {
-  if (!/^[1-9]\d{0,14}$/.test(value)) throw new InvalidArgumentError('must be a customer number');
-  return Number(value);
+  const customerId = parseCustomerNumber(value);
+  if (customerId === undefined) throw new InvalidArgumentError('must be a customer number');
+  return customerId;
 }
 
 /** `export --user ID | --customer ID`: the document GET /users/{id}/export or /customers/{id}/export answers. */

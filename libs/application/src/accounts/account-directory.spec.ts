@@ -5,6 +5,7 @@ import { ChronicleConfig } from '@chronicle/config';
 import {
   AccountOpened,
   accountStreamName,
+  addressHasher,
   EVENT_UPCASTERS,
   RESERVATION_KEYS_STREAM,
 } from '@chronicle/domain';
@@ -15,7 +16,6 @@ import {
   UpcasterRegistry,
   UpcastingEventStore,
 } from '@chronicle/event-store';
-import { addressHasher } from '../shared/address-hash';
 import { EmailTakenError } from '../shared/application-errors';
 import { FixedClock } from '../shared/test-doubles.spec-helper';
 import { EventSourcedRepository, toNewEvent } from '../shared/event-sourced-repository';

@@ -6,13 +6,14 @@ import {
   accountDecider,
   AccountOpened,
   accountStreamName,
-  emailStreamNameFor,
+  AddressHash,
+  addressHasher,
   EmailReserved,
+  emailStreamNameFor,
   RESERVATION_KEYS_STREAM,
   ReservationsKeyed,
 } from '@chronicle/domain';
 import { comparePositions, EventStore, Position, WrongExpectedRevisionError } from '@chronicle/event-store';
-import { AddressHash, addressHasher } from '../shared/address-hash';
 import { EmailTakenError } from '../shared/application-errors';
 import { Clock } from '../shared/clock';
 import { CommandContext, SYSTEM_ACTOR, SYSTEM_AUTH } from '../shared/command-context';

@@ -2,12 +2,12 @@ import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
 import {
   AccessTokenRejectedData,
+  addressHasher,
   SecurityEventData,
   SecurityEventType,
   securityStreamName,
 } from '@chronicle/domain';
 import { EventStore } from '@chronicle/event-store';
-import { addressHasher } from '../shared/address-hash';
 import { Clock } from '../shared/clock';
 import { CommandContext, SYSTEM_ACTOR, SYSTEM_AUTH } from '../shared/command-context';
 import { toNewEvent } from '../shared/event-sourced-repository';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
+import { addressHasher } from '@chronicle/domain';
 import { ChronicleMetrics } from '@chronicle/metrics';
-import { addressHasher } from './address-hash';
 import { Clock } from './clock';
 
 /** Every limit counts within fixed windows of 15 minutes (API.md). */

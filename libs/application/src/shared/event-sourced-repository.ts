@@ -47,6 +47,16 @@ export function toDomainEvent<E extends DomainEvent>(event: RecordedEvent): E {
   return { type: event.type, data: event.data } as unknown as E;
 }
 
+/** A decider's state after `events` (stored ones, folded from `state`: its initial state by default). */
+export function foldEvents<S, C, E extends DomainEvent>(
+  decider: Decider<S, C, E>,
+  events: readonly RecordedEvent[],
+  state: S = decider.initialState,
+): S {
+  for (const event of events) state = decider.evolve(state, toDomainEvent<E>(event));
+  return state;
+}
+
 export function toNewEvent(event: DomainEvent, context: CommandContext, now: Date): NewEvent {
   return {
     id: timeOrderedId(),
@@ -107,8 +117,7 @@ export class EventSourcedRepository {
     const cached = this.folded.get(stream);
     const known = cached?.decider === (decider as object) ? cached : undefined;
     const events = await this.store.readStream(stream, known ? { fromRevision: known.revision + 1 } : {});
-    let state = known ? (known.state as S) : decider.initialState;
-    for (const event of events) state = decider.evolve(state, toDomainEvent<E>(event));
+    const state = foldEvents(decider, events, known ? (known.state as S) : decider.initialState);
     const revision = events.length === 0 ? (known?.revision ?? null) : events[events.length - 1].revision;
     if (revision !== null) this.keep(stream, decider, state, revision);
     return { state, revision };

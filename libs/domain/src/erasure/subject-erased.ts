@@ -1,3 +1,4 @@
+import { parseCustomerNumber } from '../customer/customer.events';
 import { DomainError, NotFoundError } from '../shared/domain-error';
 import { DomainEvent } from '../shared/event';
 
@@ -12,6 +13,21 @@ export type SubjectErased = DomainEvent<
   'SubjectErased.v1',
   { subject: string; kind: ErasedSubjectKind; erasedAt: string }
 >;
+
+/** Who an erasure erased, as its subject's stream names them: a person by user id, a customer by number. */
+export type ErasedSubjectId = { kind: 'user'; userId: string } | { kind: 'customer'; customerId: number };
+
+/**
+ * The one reading of a SubjectErased.v1's `subject` (`user-<user id>`, `customer-<number>`). A
+ * subject that is not its kind's stream was not written by the service: refused, never guessed.
+ */
+export function erasedSubjectOf({ subject, kind }: SubjectErased['data']): ErasedSubjectId {
+  const id = subject.startsWith(`${kind}-`) ? subject.slice(kind.length + 1) : '';
+  if (kind === 'user' && id !== '') return { kind, userId: id };
+  const customerId = kind === 'customer' ? parseCustomerNumber(id) : undefined;
+  if (customerId !== undefined) return { kind: 'customer', customerId };
+  throw new Error(`SubjectErased.v1 names ${JSON.stringify(subject)}, which is no ${kind}'s stream`);
+}
 
 /** What an erased subject's stream folds to: nothing about it is readable or changeable any more. */
 export interface ErasedSubject {
@@ -48,8 +64,11 @@ export function decideErasure(
   return [{ type: 'SubjectErased.v1', data: { subject, kind, erasedAt: now } }];
 }
 
-/** When the subject of a stream's events was erased, or null: its SubjectErased.v1 among them. */
-export function erasedAtIn(events: readonly { type: string; data: unknown }[]): string | null {
+/**
+ * A subject read from its stream's events is gone for good once its SubjectErased.v1 is among
+ * them: ErasedError (410) naming `what` and when, never a view of its nulls.
+ */
+export function throwIfErased(events: readonly { type: string; data: unknown }[], what: string): void {
   const erased = events.find((event) => event.type === 'SubjectErased.v1');
-  return erased === undefined ? null : (erased.data as SubjectErased['data']).erasedAt;
+  if (erased !== undefined) throw new ErasedError(what, (erased.data as SubjectErased['data']).erasedAt);
 }

@@ -58,6 +58,6 @@ export function isFieldError(value: unknown): value is FieldError {
 
 /**
  * The stream that reserves an e-mail address (unique without a read model), named by a keyed hash
- * of the address (the application's `addressHasher`): never by the address, nor a plain hash of it.
+ * of the address (`addressHasher`): never by the address, nor a plain hash of it.
  */
 export const emailStreamNameFor = (hash: string): string => `email-${hash}`;

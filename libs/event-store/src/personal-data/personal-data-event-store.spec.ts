@@ -138,6 +138,33 @@ describe('PersonalDataEventStore', () => {
     expect(seen[300]).toEqual({ ...customers[0].data, customerId: 301 });
   });
 
+  it('works out whose each event is once per event, on an append and on a read', async () => {
+    const subjects: string[] = [];
+    const counted = new PersonalDataEventStore(adapter, new DataKeyRing(keyStore), (type) => {
+      const personal = eventSchemaOf(type)?.personal;
+      return (
+        personal && {
+          ...personal,
+          subject: (data) => {
+            subjects.push(type);
+            return personal.subject(data);
+          },
+        }
+      );
+    });
+    const opened = newEvent('AccessTokenIssued.v1', { accountId: 'a-1', tokenId: 't-1' });
+    await counted.append(`user-${userId}`, [registered, opened, patched], 'no_stream');
+    expect(subjects).toEqual(['UserRegistered.v2', 'UserPatched.v1']);
+
+    subjects.length = 0;
+    expect((await counted.readStream(`user-${userId}`)).map((event) => event.data)).toEqual([
+      registered.data,
+      opened.data,
+      patched.data,
+    ]);
+    expect(subjects).toEqual(['UserRegistered.v2', 'UserPatched.v1']);
+  });
+
   it('reads an erased subject as nulls marked erased, while the chain over the ciphertext still verifies', async () => {
     await store.append(`user-${userId}`, [registered, patched], 'no_stream');
     await keyStore.destroy({ subject: ada, erasedAt: '2026-11-27T01:00:00.000Z' });

@@ -127,13 +127,14 @@ export class PersonalDataEventStore extends ForwardingEventStore {
     events: E[],
     onErased: 'refuse' | 'null' = 'refuse',
   ): Promise<E[]> {
-    const subjects = this.subjectsOf(events);
+    const owners = this.ownersOf(events);
+    const subjects = subjectsAmong(owners);
     if (subjects.length === 0) return events;
     const keys = await this.keys.forWriting(subjects);
-    return events.map((event) => {
-      const personal = this.personalFieldsOf(event.type);
-      if (personal === undefined) return event;
-      const subject = personal.subject(event.data);
+    return events.map((event, i) => {
+      const owner = owners[i];
+      if (owner === undefined) return event;
+      const { personal, subject } = owner;
       const key = keys.get(subjectName(subject))!;
       if (key.state === 'erased') {
         if (onErased === 'refuse') throw new SubjectErasedError(key.erasure);
@@ -148,31 +149,42 @@ export class PersonalDataEventStore extends ForwardingEventStore {
   }
 
   private async decrypted(events: RecordedEvent[]): Promise<RecordedEvent[]> {
-    const subjects = this.subjectsOf(events);
+    const owners = this.ownersOf(events);
+    const subjects = subjectsAmong(owners);
     if (subjects.length === 0) return events;
     const keys = await this.keys.forReading(subjects);
-    return events.map((event) => {
-      const personal = this.personalFieldsOf(event.type);
-      return personal === undefined ? event : decryptedEvent(event, personal, keys);
+    return events.map((event, i) => {
+      const owner = owners[i];
+      return owner === undefined ? event : decryptedEvent(event, owner, keys);
     });
   }
 
-  private subjectsOf(events: readonly { type: string; data: EventData }[]): DataSubject[] {
-    const subjects: DataSubject[] = [];
-    for (const event of events) {
+  /** Each event's personal fields and their subject, worked out once per event; undefined for none. */
+  private ownersOf(events: readonly { type: string; data: EventData }[]): Array<Owner | undefined> {
+    return events.map((event) => {
       const personal = this.personalFieldsOf(event.type);
-      if (personal !== undefined) subjects.push(personal.subject(event.data));
-    }
-    return subjects;
+      return personal === undefined ? undefined : { personal, subject: personal.subject(event.data) };
+    });
   }
+}
+
+/** Where an event keeps personal values, and whose they are. */
+interface Owner {
+  personal: PersonalFields;
+  subject: DataSubject;
+}
+
+function subjectsAmong(owners: ReadonlyArray<Owner | undefined>): DataSubject[] {
+  const subjects: DataSubject[] = [];
+  for (const owner of owners) if (owner !== undefined) subjects.push(owner.subject);
+  return subjects;
 }
 
 function decryptedEvent(
   event: RecordedEvent,
-  personal: PersonalFields,
+  { personal, subject }: Owner,
   keys: ReadonlyMap<string, RingKey>,
 ): RecordedEvent {
-  const subject = personal.subject(event.data);
   const name = subjectName(subject);
   const key = keys.get(name);
   if (key?.state === 'erased') {

@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import fs from 'node:fs/promises';
+import { readdir, readFile, rename, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
+import { addressHasher } from '@chronicle/domain';
 import { MailMessage } from '../mailer.port';
 import { passwordResetEmail } from '../templates/password-reset.email';
 import { OutboxMailer } from './outbox-mailer';
@@ -11,6 +13,10 @@ import { OutboxMailer } from './outbox-mailer';
 describe('OutboxMailer', () => {
   const from = 'Chronicle <no-reply@chronicle.example>';
   const link = `https://accounts.example.com/reset-password?token=${'a1B2_c3-'.repeat(12)}`;
+  const recipients = addressHasher(Buffer.alloc(32, 7), 'outbox-recipients');
+  /** A message's file: its recipient's tag (key id, keyed hash of the address), `@`, its id. */
+  const nameOf = (id: string, to = 'ada@example.com') =>
+    `${recipients.keyId.slice(0, 8)}-${recipients(to).slice(0, 16)}@${id}.eml`;
   let directory: string;
   let mailer: OutboxMailer;
 
@@ -20,19 +26,19 @@ describe('OutboxMailer', () => {
     ...passwordResetEmail({ to: 'ada@example.com', link, expiresAt: new Date('2026-05-01T14:30:00Z') }),
     ...overrides,
   });
-  const read = (id: string) => readFile(join(directory, `${id}.eml`));
+  const read = (id: string) => readFile(join(directory, nameOf(id)));
 
   beforeEach(() => {
     directory = join(mkdtempSync(join(tmpdir(), 'chronicle-outbox-')), 'outbox');
-    mailer = new OutboxMailer(directory, from);
+    mailer = new OutboxMailer(directory, from, recipients);
   });
 
   it('writes an RFC 5322 message with both parts, named by its id and private to the owner', async () => {
     const sent = message();
     await mailer.send(sent);
 
-    expect(await readdir(directory)).toEqual(['reset-0f6c2c1e.42.eml']);
-    expect((await stat(join(directory, 'reset-0f6c2c1e.42.eml'))).mode & 0o077).toBe(0);
+    expect(await readdir(directory)).toEqual([nameOf('reset-0f6c2c1e.42')]);
+    expect((await stat(join(directory, nameOf('reset-0f6c2c1e.42')))).mode & 0o077).toBe(0);
     const parsed = await simpleParser(await read(sent.id));
     expect(parsed.messageId).toBe('<reset-0f6c2c1e.42@chronicle.example>');
     expect(parsed.from?.text).toBe('"Chronicle" <no-reply@chronicle.example>');
@@ -49,7 +55,7 @@ describe('OutboxMailer', () => {
     const token = execFileSync('sed', [
       '-n',
       's/^http.*[?&]token=\\([^[:space:]&]*\\).*$/\\1/p',
-      join(directory, 'reset-0f6c2c1e.42.eml'),
+      join(directory, nameOf('reset-0f6c2c1e.42')),
     ]).toString();
     expect(token).toBe(`${'a1B2_c3-'.repeat(12)}\n`);
   });
@@ -58,7 +64,7 @@ describe('OutboxMailer', () => {
     await mailer.send(message({ subject: 'First attempt' }));
     await mailer.send(message({ subject: 'Second attempt' }));
 
-    expect(await readdir(directory)).toEqual(['reset-0f6c2c1e.42.eml']);
+    expect(await readdir(directory)).toEqual([nameOf('reset-0f6c2c1e.42')]);
     expect((await simpleParser(await read('reset-0f6c2c1e.42'))).subject).toBe('Second attempt');
   });
 
@@ -102,7 +108,81 @@ describe('OutboxMailer', () => {
   );
 
   it('refuses a MAIL_FROM without one address and domain', () => {
-    expect(() => new OutboxMailer(directory, 'Chronicle')).toThrow('MAIL_FROM');
-    expect(() => new OutboxMailer(directory, 'a@b.example, c@d.example')).toThrow('MAIL_FROM');
+    expect(() => new OutboxMailer(directory, 'Chronicle', recipients)).toThrow('MAIL_FROM');
+    expect(() => new OutboxMailer(directory, 'a@b.example, c@d.example', recipients)).toThrow('MAIL_FROM');
+  });
+
+  it('keeps the name of a message with the longest id, and of its temporary, within 255 bytes', async () => {
+    const id = 'x'.repeat(200);
+    await mailer.send(message({ id }));
+
+    expect(await readdir(directory)).toEqual([nameOf(id)]);
+    // `.<name>.<pid>.<8 hex>.tmp` while written, with a pid of up to 7 digits.
+    expect(Buffer.byteLength(`.${nameOf(id)}.4194304.01234567.tmp`)).toBeLessThanOrEqual(255);
+  });
+
+  describe('forget', () => {
+    const to = (address: string, id: string) => message({ to: address, id });
+
+    /** Renamed as the previous release named its files, `<id>.eml`: the content is as it wrote it. */
+    async function asPreviousRelease(id: string, address: string): Promise<string> {
+      await mailer.send(to(address, id));
+      await rename(join(directory, nameOf(id, address)), join(directory, `${id}.eml`));
+      return `${id}.eml`;
+    }
+
+    it("deletes a recipient's messages found by their names, reading no file", async () => {
+      await mailer.send(to('ada@example.com', 'reset-1'));
+      await mailer.send(to('ada@example.com', 'notice-2'));
+      await mailer.send(to('bob@example.com', 'reset-3'));
+      const reads = jest.spyOn(fs, 'readFile');
+
+      expect(await mailer.forget(' Ada@Example.COM ')).toBe(2);
+
+      expect(await readdir(directory)).toEqual([nameOf('reset-3', 'bob@example.com')]);
+      expect(reads).not.toHaveBeenCalled();
+      reads.mockRestore();
+    });
+
+    it('finds the files of an outbox the previous release wrote, reading only those', async () => {
+      await mailer.send(to('ada@example.com', 'reset-1'));
+      await mailer.send(to('bob@example.com', 'reset-2'));
+      const adaBefore = await asPreviousRelease('reset-0', 'ada@example.com');
+      const bobBefore = await asPreviousRelease('reset-00', 'bob@example.com');
+      const reads = jest.spyOn(fs, 'readFile');
+
+      expect(await mailer.forget('ada@example.com')).toBe(2);
+
+      expect((await readdir(directory)).sort()).toEqual(
+        [bobBefore, nameOf('reset-2', 'bob@example.com')].sort(),
+      );
+      expect(reads.mock.calls.map(([file]) => file).sort()).toEqual(
+        [join(directory, adaBefore), join(directory, bobBefore)].sort(),
+      );
+      reads.mockRestore();
+    });
+
+    it('finds the files named under another secret by reading them', async () => {
+      const before = new OutboxMailer(
+        directory,
+        from,
+        addressHasher(Buffer.alloc(32, 8), 'outbox-recipients'),
+      );
+      await before.send(to('ada@example.com', 'reset-1'));
+      await before.send(to('bob@example.com', 'reset-2'));
+      await mailer.send(to('bob@example.com', 'reset-3'));
+
+      expect(await mailer.forget('ada@example.com')).toBe(1);
+
+      expect(await readdir(directory)).toHaveLength(2);
+      const left = await Promise.all(
+        (await readdir(directory)).map((name) => readFile(join(directory, name))),
+      );
+      expect(left.every((eml) => eml.includes('To: bob@example.com'))).toBe(true);
+    });
+
+    it('forgets nothing in an outbox never written', async () => {
+      expect(await mailer.forget('ada@example.com')).toBe(0);
+    });
   });
 });

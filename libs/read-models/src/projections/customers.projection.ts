@@ -2,6 +2,7 @@ import {
   CUSTOMER_CLIENT_FIELD_NAMES,
   CustomerChanged,
   CustomerRegistered,
+  erasedSubjectOf,
   pickCustomerFields,
   SubjectErased,
 } from '@chronicle/domain';
@@ -42,10 +43,9 @@ export const customersProjection: Projection = {
         ];
       }
       case 'SubjectErased.v1': {
-        const data = event.data as SubjectErased['data'];
-        if (data.kind !== 'customer') return [];
-        const id = Number(data.subject.slice('customer-'.length));
-        return [{ collection: 'customers', id, position: event.position, remove: true }];
+        const erased = erasedSubjectOf(event.data as SubjectErased['data']);
+        if (erased.kind !== 'customer') return [];
+        return [{ collection: 'customers', id: erased.customerId, position: event.position, remove: true }];
       }
       default:
         return [];

@@ -1,5 +1,6 @@
 import {
   CLIENT_FIELD_NAMES,
+  erasedSubjectOf,
   pickUserFields,
   SubjectErased,
   UserPatched,
@@ -33,18 +34,15 @@ export const usersProjection: Projection = {
         return [{ collection: 'users', id: data.userId, position: event.position, set }];
       }
       case 'SubjectErased.v1': {
-        const data = event.data as SubjectErased['data'];
-        if (data.kind !== 'user') return [];
-        return [{ collection: 'users', id: userIdOf(data.subject), position: event.position, remove: true }];
+        const erased = erasedSubjectOf(event.data as SubjectErased['data']);
+        if (erased.kind !== 'user') return [];
+        return [{ collection: 'users', id: erased.userId, position: event.position, remove: true }];
       }
       default:
         return [];
     }
   },
 };
-
-/** The user id of an erased person's subject, `user-<id>`. */
-const userIdOf = (subject: string): string => subject.slice('user-'.length);
 
 /** A user document with a change's fields set over it: what every store does with a change. */
 export function withUserChange(

@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChronicleConfig } from '@chronicle/config';
-import { AccountOpened, accountStreamName, EVENT_UPCASTERS, PasswordResetRequested } from '@chronicle/domain';
+import {
+  AccountOpened,
+  accountStreamName,
+  addressHasher,
+  EVENT_UPCASTERS,
+  PasswordResetRequested,
+} from '@chronicle/domain';
 import {
   RecordedEvent,
   SqliteEventStore,
@@ -12,7 +18,6 @@ import {
 import { MailMessage } from '@chronicle/mail';
 import { EventSourcedRepository, toNewEvent } from '../../shared/event-sourced-repository';
 import { FixedClock, RecordingMailer } from '../../shared/test-doubles.spec-helper';
-import { addressHasher } from '../../shared/address-hash';
 import { AccountDirectory } from '../account-directory';
 import {
   plainAddressHash,

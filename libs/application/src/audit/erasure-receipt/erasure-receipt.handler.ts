@@ -1,6 +1,6 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { ChronicleConfig } from '@chronicle/config';
-import { SubjectErased } from '@chronicle/domain';
+import { parseCustomerNumber, SubjectErased } from '@chronicle/domain';
 import {
   ChainBreak,
   EventStore,
@@ -21,7 +21,12 @@ import {
 /** The kind of subject a stream name is, or null when it names none that can be erased. */
 export function erasableSubjectKind(subject: string): 'user' | 'customer' | null {
   if (/^user-[^\s]+$/.test(subject)) return 'user';
-  if (/^customer-[1-9][0-9]{0,15}$/.test(subject)) return 'customer';
+  if (
+    subject.startsWith('customer-') &&
+    parseCustomerNumber(subject.slice('customer-'.length)) !== undefined
+  ) {
+    return 'customer';
+  }
   return null;
 }
 

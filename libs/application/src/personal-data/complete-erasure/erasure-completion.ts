@@ -3,14 +3,22 @@ import {
   accountDecider,
   accountStreamName,
   ErasedUser,
+  erasedSubjectOf,
   NotFoundError,
   SubjectErased,
   userDecider,
 } from '@chronicle/domain';
-import { DataKeyRing, DataSubject, ErasureLog, EventStore, subjectName } from '@chronicle/event-store';
+import {
+  DataKeyRing,
+  DataSubject,
+  ErasureLog,
+  EventStore,
+  RecordedEvent,
+  subjectName,
+} from '@chronicle/event-store';
 import { Mailer } from '@chronicle/mail';
 import { CommandContext } from '../../shared/command-context';
-import { EventSourcedRepository } from '../../shared/event-sourced-repository';
+import { EventSourcedRepository, foldEvents } from '../../shared/event-sourced-repository';
 
 /**
  * What follows a SubjectErased.v1, done by the erasure itself and again by the saga (after a
@@ -29,15 +37,26 @@ export class ErasureCompletion {
     private readonly log: ErasureLog,
   ) {}
 
-  async complete(erased: SubjectErased['data'], context: CommandContext): Promise<void> {
-    const id = erased.subject.slice(erased.kind.length + 1);
-    if (erased.kind === 'user') {
-      const { state } = await this.repository.load(userDecider, erased.subject);
-      const { accountId } = state as ErasedUser;
+  /**
+   * `events`: the subject's stream, SubjectErased.v1 included, when the caller has just read it
+   * (the erasure); the saga has none in hand, so it is read here, once.
+   */
+  async complete(
+    erased: SubjectErased['data'],
+    context: CommandContext,
+    events?: readonly RecordedEvent[],
+  ): Promise<void> {
+    const stream = events ?? (await this.store.readStream(erased.subject));
+    const whose = erasedSubjectOf(erased);
+    if (whose.kind === 'user') {
+      const { accountId } = foldEvents(userDecider, stream) as ErasedUser;
       if (accountId !== null) await this.closeAccount(accountId, context);
     }
-    const subject: DataSubject = { kind: erased.kind, id };
-    await this.logOnce(subject, erased);
+    const subject: DataSubject = {
+      kind: whose.kind,
+      id: whose.kind === 'user' ? whose.userId : String(whose.customerId),
+    };
+    await this.logOnce(subject, erased, stream[0]);
     await this.keys.destroy({ subject, erasedAt: erased.erasedAt });
   }
 
@@ -45,10 +64,13 @@ export class ErasureCompletion {
    * Logged before the key goes, so that no key is destroyed unlogged; once it is gone, not again
    * (a repeated DELETE adds nothing). A crash in between logs it twice, which reads as once.
    */
-  private async logOnce(subject: DataSubject, erased: SubjectErased['data']): Promise<void> {
+  private async logOnce(
+    subject: DataSubject,
+    erased: SubjectErased['data'],
+    first: RecordedEvent,
+  ): Promise<void> {
     const held = (await this.keys.forReading([subject])).get(subjectName(subject));
     if (held?.state === 'erased') return;
-    const [first] = await this.store.readStream(erased.subject);
     await this.log.append({ subject, erasedAt: erased.erasedAt, firstEventId: first.id });
   }
 

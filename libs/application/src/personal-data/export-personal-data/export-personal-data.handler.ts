@@ -3,14 +3,13 @@ import {
   accountStreamName,
   customerStreamName,
   NotFoundError,
-  ErasedError,
-  erasedAtIn,
   passwordChangeStreamName,
   PasswordChangeNoticeSent,
   PasswordResetEmailSent,
   SessionEnded,
   SessionStarted,
   sessionStreamName,
+  throwIfErased,
   UserRegistered,
   userStreamName,
 } from '@chronicle/domain';
@@ -282,10 +281,4 @@ function sessionOf(events: readonly RecordedEvent[]): ExportedSession | null {
     endedAt: ended?.data.endedAt ?? null,
     tokens: events.filter((event) => event.type === 'SessionTokenIssued.v1').length,
   };
-}
-
-/** An erased subject is gone: its export too (410), never an export of nulls. */
-function throwIfErased(events: readonly RecordedEvent[], what: string): void {
-  const erasedAt = erasedAtIn(events);
-  if (erasedAt !== null) throw new ErasedError(what, erasedAt);
 }

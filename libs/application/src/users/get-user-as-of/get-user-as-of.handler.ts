@@ -1,5 +1,5 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { ErasedError, erasedAtIn, NotFoundError, userStreamName } from '@chronicle/domain';
+import { NotFoundError, throwIfErased, userStreamName } from '@chronicle/domain';
 import { comparePositions, EventStore } from '@chronicle/event-store';
 import { foldUserDocument, UserDocument } from '@chronicle/read-models';
 import { AsOf, GetUserAsOfQuery } from './get-user-as-of.query';
@@ -15,8 +15,7 @@ import { AsOf, GetUserAsOfQuery } from './get-user-as-of.query';
 export async function userAsOf(store: EventStore, userId: string, asOf?: AsOf): Promise<UserDocument | null> {
   const stream = await store.readStream(userStreamName(userId));
   // Gone for good: not as it is, nor as it was (API.md).
-  const erasedAt = erasedAtIn(stream);
-  if (erasedAt !== null) throw new ErasedError('User', erasedAt);
+  throwIfErased(stream, 'User');
   if (asOf === undefined) return foldUserDocument(userId, null, stream);
   if ('position' in asOf) {
     const end = stream.findIndex((event) => comparePositions(event.position, asOf.position) > 0);

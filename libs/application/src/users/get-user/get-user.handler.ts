@@ -1,5 +1,5 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { ErasedError, erasedAtIn, NotFoundError, userStreamName } from '@chronicle/domain';
+import { NotFoundError, throwIfErased, userStreamName } from '@chronicle/domain';
 import { EventStore } from '@chronicle/event-store';
 import { foldUserDocument, ReadStore, UserDocument } from '@chronicle/read-models';
 import { ForbiddenError } from '../../shared/application-errors';
@@ -56,8 +56,7 @@ export class GetUserHandler implements IQueryHandler<GetUserQuery, UserDocument>
     const tail = await this.events.readStream(userStreamName(userId), {
       fromRevision: base === null ? 0 : base.revision + 1,
     });
-    const erasedAt = erasedAtIn(tail);
-    if (erasedAt !== null) throw new ErasedError('User', erasedAt);
+    throwIfErased(tail, 'User');
     return foldUserDocument(userId, base, tail);
   }
 }

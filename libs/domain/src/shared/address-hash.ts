@@ -1,12 +1,14 @@
 import { createHmac } from 'node:crypto';
-import { normaliseEmail } from '@chronicle/domain';
+import { normaliseEmail } from './values';
 
 /**
  * What a keyed hash of an address names. Each purpose has a key of its own, derived from the
  * server secret, so that a hash kept for one purpose is no use for another. `address-streams`:
- * the names of an address's streams in the history (`email-<hash>`, `resetrequest-<hash>`).
+ * the names of an address's streams in the history (`email-<hash>`, `resetrequest-<hash>`);
+ * `outbox-recipients`: the names of the outbox's files, grouped by recipient.
  */
-export type AddressHashPurpose = 'security-email-hash' | 'attempt-limits' | 'address-streams';
+export type AddressHashPurpose =
+  'security-email-hash' | 'attempt-limits' | 'address-streams' | 'outbox-recipients';
 
 /** A keyed hash of addresses, and the name of its key: the same for the same secret and purpose. */
 export interface AddressHash {
