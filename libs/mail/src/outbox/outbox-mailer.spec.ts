@@ -181,6 +181,19 @@ describe('OutboxMailer', () => {
       expect(left.every((eml) => eml.includes('To: bob@example.com'))).toBe(true);
     });
 
+    it('forgets alongside another forget of the same recipient (the erasure and its saga), neither failing', async () => {
+      for (let i = 0; i < 20; i++) {
+        await mailer.send(to('ada@example.com', `reset-${i}`));
+        await asPreviousRelease(`old-${i}`, 'ada@example.com');
+      }
+      await mailer.send(to('bob@example.com', 'reset-b'));
+
+      const counts = await Promise.all([mailer.forget('ada@example.com'), mailer.forget('ada@example.com')]);
+
+      expect(counts.every((count) => count <= 40)).toBe(true);
+      expect(await readdir(directory)).toEqual([nameOf('reset-b', 'bob@example.com')]);
+    });
+
     it('forgets nothing in an outbox never written', async () => {
       expect(await mailer.forget('ada@example.com')).toBe(0);
     });

@@ -87,7 +87,12 @@ export class OutboxMailer extends Mailer {
       const file = join(this.directory, name);
       if (!name.startsWith(tag)) {
         if (TAGGED_NAME.exec(name)?.[1] === this.keyId) continue;
-        if (recipientOf(await readFile(file, 'utf8')) !== wanted) continue;
+        const eml = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+          // Forgotten meanwhile by another forget of this recipient (an erasure and its saga).
+          if (error.code === 'ENOENT') return null;
+          throw error;
+        });
+        if (eml === null || recipientOf(eml) !== wanted) continue;
       }
       await removeFileDurably(file);
       forgotten += 1;
