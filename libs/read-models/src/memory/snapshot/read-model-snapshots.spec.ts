@@ -348,8 +348,8 @@ describe('ReadModelSnapshots', () => {
     expect(Number(match![1])).toBeLessThanOrEqual(Math.ceil(elapsed));
   });
 
-  it('writes at once after a batch that deletes documents, whatever the policy: an erased name leaves the file', async () => {
-    await registerCustomers(1, 2);
+  it('removes the snapshot at once after a batch that deletes documents, writing nothing: an erased name leaves the disk', async () => {
+    await registerCustomers(1, 3);
     const { store, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 1 });
     const zoe = { name: 'Zoë Erasable', email: 'zoe@erasure.example', createdon: '2026-01-01T00:00:00.000Z' };
     await store.applyBatch([{ collection: 'customers', id: 1, position: position(1), set: zoe }], {
@@ -358,20 +358,43 @@ describe('ReadModelSnapshots', () => {
     });
     await snapshots.settled();
     expect(readFileSync(file()).includes(Buffer.from('zoe@erasure.example'))).toBe(true);
-    // Due only every 1,000 events from now on: a plain batch writes nothing, a removal writes.
+    // Due only every 1,000 events from now on: a plain batch writes nothing, a removal removes.
     await snapshots.stop();
     attached.splice(0);
     const later = await observed({ everyEvents: 1_000, maxTimeShare: 1 });
     await later.apply(2);
     await later.snapshots.settled();
     expect(readFileSync(file()).includes(Buffer.from('zoe@erasure.example'))).toBe(true);
+    const writes = written().length;
     await later.store.applyBatch([{ collection: 'customers', id: 1, position: position(3), remove: true }], {
       projection: CHECKPOINT,
       position: position(3),
     });
     await later.snapshots.settled();
+    // Its cost does not grow with the models: no snapshot encoded.
+    expect(statSync(file(), { throwIfNoEntry: false })).toBeUndefined();
+    expect(written()).toHaveLength(writes);
+    // A graceful stop writes the models as they are now, without her.
+    await later.snapshots.stop();
     expect(readFileSync(file()).includes(Buffer.from('zoe@erasure.example'))).toBe(false);
     expect(readFileSync(file()).includes(Buffer.from('Zoë Erasable'))).toBe(false);
+    expect(written()).toEqual(expect.arrayContaining([expect.stringContaining('written at position 3:')]));
+  });
+
+  it('removes the snapshot a write under way during an erasure leaves, once that write is done', async () => {
+    await registerCustomers(1, 3);
+    const { store, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 0.001 });
+    const zoe = { name: 'Zoë Erasable', email: 'zoe@erasure.example', createdon: '2026-01-01T00:00:00.000Z' };
+    // This batch starts a write of her (due every event, then not for a while), still under way when...
+    await store.applyBatch([{ collection: 'customers', id: 1, position: position(1), set: zoe }], {
+      projection: CHECKPOINT,
+      position: position(1),
+    });
+    // ...the store reports a batch that deleted documents.
+    snapshots.applied({ projection: CHECKPOINT, position: position(1) }, true);
+    await snapshots.settled();
+    expect(written()).toEqual([expect.stringContaining('written at position 1:')]);
+    expect(statSync(file(), { throwIfNoEntry: false })).toBeUndefined();
   });
 
   it('writes for its own checkpoint only, and restores its own among several', async () => {
