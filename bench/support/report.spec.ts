@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { codeCommit, markdown, type Report } from './report';
+import { codeCommit, markdown, ratioFigure, type Report, single } from './report';
 
 /** A git repository shaped like this one: code under apps/ and libs/, a lock file, bench results. */
 function repository(): { root: string; write(path: string, text: string): void; commit(): string } {
@@ -141,5 +141,63 @@ describe('the benchmark report', () => {
     const text = section(markdown(report({ read: {} }), repo.root), 'read');
     expect(text).toContain('**Measured on code of an unknown commit: these figures may not be current.**');
     expect(text).toContain('on commit unknown, Node unknown.');
+  });
+});
+
+describe('ratioFigure', () => {
+  it.each([
+    ['a rate at least 0.8 of the baseline', 90_000, 100_000, { kind: '>=', bound: 0.8 } as const, 0.9, true],
+    ['a time at most 1.1 of the baseline', 2.4, 2, { kind: '<=', bound: 1.1 } as const, 1.2, false],
+    [
+      'a cost strictly below 1.5 of the smallest store',
+      15,
+      10,
+      { kind: '<', bound: 1.5 } as const,
+      1.5,
+      false,
+    ],
+  ])('divides the medians, value over ceiling, and judges %s', (_, value, ceiling, target, ratio, met) => {
+    const judged = ratioFigure({
+      name: 'figure',
+      unit: 'ms',
+      value: { median: value, min: value / 2, max: value * 2 },
+      ceiling: { name: 'ceiling', value: { median: ceiling, min: 0, max: ceiling * 3 } },
+      target,
+    });
+    expect(judged.ratio).toBeCloseTo(ratio, 10);
+    expect(judged.met).toBe(met);
+  });
+
+  it('leaves a ratio unjudged without a target', () => {
+    const reported = ratioFigure({
+      name: 'start-up',
+      unit: 's',
+      value: single(3),
+      ceiling: { name: 'baseline', value: single(2) },
+    });
+    expect(reported.ratio).toBe(1.5);
+    expect(reported.met).toBeUndefined();
+  });
+});
+
+describe('a section measured against a baseline build', () => {
+  const repo = repository();
+  afterAll(() => rmSync(repo.root, { recursive: true, force: true }));
+
+  it('names the baseline commit beside its own', () => {
+    const head = codeCommit(repo.root);
+    const measured = report({ write: { commit: head, node: 'v24.21.0' } });
+    measured.benchmarks.write.baseline = `404f6ac964ec${'0'.repeat(28)}`;
+    const text = section(markdown(measured, repo.root), 'write');
+    expect(text).toContain(
+      `on commit ${head.slice(0, 12)}, Node v24.21.0; against the build of 404f6ac964ec (the baseline), run ` +
+        'beside it in the same run, rounds alternating.',
+    );
+  });
+
+  it('names none when no baseline ran', () => {
+    const head = codeCommit(repo.root);
+    const text = section(markdown(report({ write: { commit: head, node: 'v24.21.0' } }), repo.root), 'write');
+    expect(text).not.toContain('baseline');
   });
 });
