@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processCpuSeconds } from '../support/cpu';
 import { bearerToken, usersDataSet, writableCopy } from '../support/datasets';
-import { ROUNDS } from '../support/load';
+import { positiveEnv, ROUNDS } from '../support/load';
 import { runCli, type RunningProcess, startServer } from '../support/processes';
 import { type Figure, figure, ratioFigure } from '../support/report';
 import { spread, type Spread } from '../support/stats';
@@ -14,18 +14,15 @@ import type { Benchmark } from './benchmark';
  */
 const SIZES = sizes(process.env.BENCH_ERASURE_EVENTS ?? '10000,1000000');
 /** Subjects erased on each store in each round (BENCH_ERASURE_SUBJECTS): CPU time is read in ticks of 10 ms. */
-const SUBJECTS = positive(process.env.BENCH_ERASURE_SUBJECTS ?? '10', 'BENCH_ERASURE_SUBJECTS');
+const SUBJECTS = positiveEnv('BENCH_ERASURE_SUBJECTS', 10);
 /** After a round's last DELETE: what it set off (the projection, the erasure saga) is counted too. */
 const SETTLE_MS = 500;
 
-function positive(text: string, name: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
-
 function sizes(text: string): number[] {
-  const values = text.split(',').map((part) => positive(part.trim(), 'BENCH_ERASURE_EVENTS'));
+  const values = text.split(',').map((part) => Number(part.trim()));
+  if (values.some((value) => !Number.isInteger(value) || value < 1)) {
+    throw new Error('BENCH_ERASURE_EVENTS must be positive integers, separated by commas');
+  }
   if (values.length < 2) throw new Error('BENCH_ERASURE_EVENTS must name at least two sizes');
   return [...values].sort((a, b) => a - b);
 }

@@ -86,18 +86,22 @@ async function createAdmin(dir: string, build: Build = CURRENT): Promise<string>
   return (created as { userId: string }).userId;
 }
 
+/** `build`'s event-store library, from its dist/ (typed by this worktree's sources). */
+export async function eventStoreOf(build: Build): Promise<typeof import('@chronicle/event-store')> {
+  return (await import(
+    join(build.root, 'dist/libs/event-store/src/index.js')
+  )) as typeof import('@chronicle/event-store');
+}
+
 /**
  * `build`'s own event store on `dir`, opened from its dist/ as its server opens it: the current
  * build encrypts personal values under each subject's key, a baseline before that does not.
  */
 export async function buildEventStore(dir: string, build: Build): Promise<EventStore> {
-  const dist = (path: string): string => join(build.root, 'dist/libs', path);
-  // The built modules, typed by this worktree's sources.
-  const { parseConfig } = (await import(dist('config/src/index.js'))) as typeof import('@chronicle/config');
-  const { openEventStore } = (await import(
-    dist('event-store/src/index.js')
-  )) as typeof import('@chronicle/event-store');
-  return openEventStore(parseConfig(chronicleEnv(dir)));
+  const { parseConfig } = (await import(
+    join(build.root, 'dist/libs/config/src/index.js')
+  )) as typeof import('@chronicle/config');
+  return (await eventStoreOf(build)).openEventStore(parseConfig(chronicleEnv(dir)));
 }
 
 /**
