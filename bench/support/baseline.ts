@@ -17,12 +17,8 @@ let baseline: Promise<Build | null> | null = null;
 
 /** The baseline build (built on first use), or null when BENCH_BASELINE is unset. */
 export function baselineBuild(): Promise<Build | null> {
-  baseline ??= BASELINE === undefined || BASELINE === '' ? Promise.resolve(null) : build(BASELINE);
+  baseline ??= Promise.resolve(BASELINE === undefined || BASELINE === '' ? null : buildBaseline(BASELINE));
   return baseline;
-}
-
-function git(args: string[]): string {
-  return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 }
 
 /** The build's name in figures: 'baseline' and the commit's first 7 digits. */
@@ -30,9 +26,16 @@ export function baselineName(commit: string): string {
   return `baseline ${commit.slice(0, 7)}`;
 }
 
-async function build(ref: string): Promise<Build> {
-  const commit = git(['rev-parse', '--verify', `${ref}^{commit}`]);
-  const root = join(ROOT, 'bench/.work', `baseline-${commit.slice(0, 12)}`);
+/**
+ * The build of `ref` in `repository` (this one by default), under its bench/.work: made there
+ * unless a whole build of that commit is already there.
+ */
+export function buildBaseline(ref: string, repository: string = ROOT): Build {
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], {
+    cwd: repository,
+    encoding: 'utf8',
+  }).trim();
+  const root = join(repository, 'bench/.work', `baseline-${commit.slice(0, 12)}`);
   const built: Build = { name: baselineName(commit), root, commit };
   if (existsSync(join(root, BUILT_FILE))) {
     const kept = JSON.parse(readFileSync(join(root, BUILT_FILE), 'utf8')) as { commit: string };
@@ -43,14 +46,16 @@ async function build(ref: string): Promise<Build> {
   mkdirSync(root, { recursive: true });
   // The commit's tree as files, with no worktree registered in the shared repository.
   const archive = spawnSync('sh', ['-c', `git archive --format=tar ${commit} | tar -x -C "${root}"`], {
-    cwd: ROOT,
+    cwd: repository,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   if (archive.status !== 0) throw new Error(`git archive ${commit} failed`);
   // The same lock file: the same packages, so this worktree's node_modules serves both builds.
-  const sameLock = spawnSync('git', ['diff', '--quiet', commit, '--', 'package-lock.json'], { cwd: ROOT });
+  const sameLock = spawnSync('git', ['diff', '--quiet', commit, '--', 'package-lock.json'], {
+    cwd: repository,
+  });
   const modules = sameLock.status === 0 ? 'linked' : 'installed';
-  if (modules === 'linked') symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
+  if (modules === 'linked') symlinkSync(join(repository, 'node_modules'), join(root, 'node_modules'), 'dir');
   else run(root, ['ci', '--ignore-scripts']);
   run(root, ['run', 'build']);
   writeFileSync(

@@ -1,40 +1,15 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { gitRepository, type GitRepository, repositories } from './git-repository.spec-helper';
 import { codeCommit, markdown, ratioFigure, type Report, single } from './report';
 
 /** A git repository shaped like this one: code under apps/ and libs/, a lock file, bench results. */
-function repository(): { root: string; write(path: string, text: string): void; commit(): string } {
-  const root = mkdtempSync(join(tmpdir(), 'bench-report-'));
-  const git = (...args: string[]): string =>
-    execFileSync('git', args, {
-      cwd: root,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'Bench',
-        GIT_AUTHOR_EMAIL: 'bench@example.com',
-        GIT_COMMITTER_NAME: 'Bench',
-        GIT_COMMITTER_EMAIL: 'bench@example.com',
-      },
-    }).trim();
-  git('init', '-q');
-  const write = (path: string, text: string): void => {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  };
-  const commit = (): string => {
-    git('add', '-A');
-    git('commit', '-q', '-m', 'change');
-    return git('rev-parse', 'HEAD');
-  };
-  write('apps/api/src/main.ts', 'export {};\n');
-  write('libs/auth/src/guard.ts', 'export {};\n');
-  write('package-lock.json', '{}\n');
-  write('bench/results/latest.md', '');
-  commit();
-  return { root, write, commit };
+function repository(): GitRepository {
+  const repo = gitRepository('bench-report-');
+  repo.write('apps/api/src/main.ts', 'export {};\n');
+  repo.write('libs/auth/src/guard.ts', 'export {};\n');
+  repo.write('package-lock.json', '{}\n');
+  repo.write('bench/results/latest.md', '');
+  repo.commit();
+  return repo;
 }
 
 function report(sections: Record<string, { commit?: string; node?: string }>): Report {
@@ -65,15 +40,7 @@ function section(text: string, name: string): string {
 }
 
 describe('the benchmark report', () => {
-  const roots: string[] = [];
-  const fresh = (): ReturnType<typeof repository> => {
-    const made = repository();
-    roots.push(made.root);
-    return made;
-  };
-  afterAll(() => {
-    for (const root of roots) rmSync(root, { recursive: true, force: true });
-  });
+  const fresh = repositories(repository);
 
   it('names the commit and the Node version each section was measured on', () => {
     const repo = fresh();
@@ -181,8 +148,7 @@ describe('ratioFigure', () => {
 });
 
 describe('a section measured against a baseline build', () => {
-  const repo = repository();
-  afterAll(() => rmSync(repo.root, { recursive: true, force: true }));
+  const repo = repositories(repository)();
 
   it('names the baseline commit beside its own', () => {
     const head = codeCommit(repo.root);
