@@ -23,6 +23,9 @@ const common = {
   transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
   moduleNameMapper,
   testEnvironment: 'node',
+  // The bench's scratch space holds whole source trees (BENCH_BASELINE builds): none of them is ours to test.
+  modulePathIgnorePatterns: ['<rootDir>/bench/.work/'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/bench/.work/'],
   setupFilesAfterEnv: ['<rootDir>/test/support/every-test-asserts.ts'],
 };
 

@@ -4,6 +4,7 @@
  */
 import { accountLoad } from './benchmarks/account-load';
 import { type Benchmark } from './benchmarks/benchmark';
+import { erasure } from './benchmarks/erasure';
 import { lag, write } from './benchmarks/write';
 import { memory } from './benchmarks/memory';
 import { password } from './benchmarks/password';
@@ -33,6 +34,7 @@ const BENCHMARKS: Benchmark[] = [
   resetTiming,
   accountLoad,
   verify,
+  erasure,
 ];
 
 function print(result: BenchmarkResult): void {

@@ -15,7 +15,8 @@ import {
   ROUND_SECONDS,
   WARMUP_SECONDS,
 } from '../support/load';
-import { chronicleEnv, ROOT, scratchDir, startTsProcess } from '../support/processes';
+import { baselineBuild } from '../support/baseline';
+import { type Build, chronicleEnv, CURRENT, ROOT, scratchDir, startTsProcess } from '../support/processes';
 import { figure, single } from '../support/report';
 import { percentile, type Spread, spread } from '../support/stats';
 import type { Benchmark } from './benchmark';
@@ -34,6 +35,8 @@ const KEYED_ONLY = process.env.BENCH_WRITE === 'keyed';
 
 interface WriteRun {
   comparison: LoadComparison;
+  /** The build the PATCHes were also measured on (BENCH_BASELINE), with their name in the comparison. */
+  baseline: { build: Build; target: string } | null;
   /** None with BENCH_WRITE=keyed. */
   appends: { perSecond: Spread; cpuMs: Spread } | null;
   fsyncsPerRequest: Spread;
@@ -149,27 +152,50 @@ async function startBare(userIds: string[]) {
   );
 }
 
+/**
+ * The API server of `build` in the bench harness, on `dir`: the same harness, observers and
+ * environment for every build, only the dist/ differs.
+ */
+function startHarness(dir: string, build: Build) {
+  return startTsProcess(
+    join(ROOT, 'bench/harness/api-harness.ts'),
+    { ...chronicleEnv(dir), ...(build === CURRENT ? {} : { BENCH_DIST: join(build.root, 'dist') }) },
+    '/health/ready',
+  );
+}
+
+/** A harness's stats, asked over its IPC channel ('observe' and 'quiet' switch the lag observer). */
+function statsOf(harness: Awaited<ReturnType<typeof startHarness>>) {
+  return async (message: 'stats' | 'observe' | 'quiet'): Promise<HarnessStats> => {
+    harness.child.send(message);
+    const [answer] = (await once(harness.child, 'message')) as [HarnessStats];
+    return answer;
+  };
+}
+
 let writeRun: Promise<WriteRun> | null = null;
 
 /** One run serves both write and lag: the lag is measured under this very load. */
 function measure(): Promise<WriteRun> {
   writeRun ??= (async () => {
+    const baseline = await baselineBuild();
+    // Each build's users written by its own store code (the current one encrypts their values).
     const dataSet = await adminDataSet('write');
-    const userIds = await seedUsers(dataSet.dir, USERS);
-    const harness = await startTsProcess(
-      join(ROOT, 'bench/harness/api-harness.ts'),
-      chronicleEnv(dataSet.dir),
-      '/health/ready',
-    );
+    const userIds = await seedUsers(dataSet.dir, USERS, undefined, CURRENT);
+    const harness = await startHarness(dataSet.dir, CURRENT);
+    const baselineHarness = baseline
+      ? await (async () => {
+          const baselineSet = await adminDataSet('write-baseline', baseline);
+          await seedUsers(baselineSet.dir, USERS, userIds, baseline);
+          return startHarness(baselineSet.dir, baseline);
+        })()
+      : null;
     const bare = KEYED_ONLY ? null : await startBare(userIds);
     const ceilingStore = SqliteEventStore.open(join(dataSet.dir, 'ceiling'));
-    const ask = async (message: 'stats' | 'observe' | 'quiet'): Promise<HarnessStats> => {
-      harness.child.send(message);
-      const [answer] = (await once(harness.child, 'message')) as [HarnessStats];
-      return answer;
-    };
+    const baselineTarget = baseline ? `${PATCHES} on the ${baseline.name} build` : '';
     try {
       const token = await bearerToken(harness.url);
+      const baselineToken = baselineHarness ? await bearerToken(baselineHarness.url) : '';
       const revisions = new Array<number>(USERS).fill(-1);
       if (bare) await sequentialAppends(ceilingStore, WARMUP_SECONDS, revisions);
       const appends: { perSecond: number; cpuMs: number }[] = [];
@@ -180,7 +206,7 @@ function measure(): Promise<WriteRun> {
       let keyedRate = 0;
       // The lag observer on at full load, as in the PATCH rounds, and off at the offered rate.
       const observe =
-        (record: boolean): NonNullable<LoadTarget['observe']> =>
+        (record: boolean, ask = statsOf(harness)): NonNullable<LoadTarget['observe']> =>
         async (phase) => {
           if (phase !== 'full') {
             await ask('quiet');
@@ -205,6 +231,19 @@ function measure(): Promise<WriteRun> {
                   pid: bare.pid,
                   connections: CONNECTIONS,
                   requests: patches(token, userIds).plain,
+                },
+              ]
+            : []),
+          // The baseline's PATCHes just before ours in every round, observed alike (A, B, A, B...).
+          ...(baselineHarness
+            ? [
+                {
+                  name: baselineTarget,
+                  url: baselineHarness.url,
+                  pid: baselineHarness.pid,
+                  connections: CONNECTIONS,
+                  requests: patches(baselineToken, userIds).plain,
+                  observe: observe(false, statsOf(baselineHarness)),
                 },
               ]
             : []),
@@ -249,6 +288,7 @@ function measure(): Promise<WriteRun> {
       );
       return {
         comparison,
+        baseline: baseline ? { build: baseline, target: baselineTarget } : null,
         appends: bare
           ? {
               perSecond: spread(appends.map((round) => round.perSecond)),
@@ -263,7 +303,7 @@ function measure(): Promise<WriteRun> {
       };
     } finally {
       await ceilingStore.close();
-      await Promise.all([harness.stop(), bare?.stop()]);
+      await Promise.all([harness.stop(), baselineHarness?.stop(), bare?.stop()]);
     }
   })();
   return writeRun;
@@ -289,13 +329,27 @@ export const write: Benchmark = {
       target: { kind: '>=', bound: 0.9 },
       throughputTarget: { kind: '>=', bound: 0.9 },
     });
+    // Issue 35: PATCH with personal values encrypted against the build before, in the same rounds.
+    const baselineFigures = run.baseline ? run.comparison.targets.get(run.baseline.target) : undefined;
+    const againstBaseline =
+      run.baseline && baselineFigures
+        ? loadFigures({
+            label: `PATCH, current against the ${run.baseline.build.name} build`,
+            subject: patchFigures,
+            ceiling: { name: run.baseline.target, figures: baselineFigures },
+            target: { kind: '>=', bound: 0.9 },
+            throughputTarget: { kind: '>=', bound: 0.9 },
+          })
+        : [];
     return {
       name: this.name,
       title: this.title,
+      ...(run.baseline ? { baseline: run.baseline.build.commit } : {}),
       figures:
         !bareFigures || !appends
-          ? keyed
+          ? [...againstBaseline, ...keyed]
           : [
+              ...againstBaseline,
               ...loadFigures({
                 label: 'PATCH',
                 subject: patchFigures,
@@ -321,6 +375,14 @@ export const write: Benchmark = {
               figure({ name: 'fsyncs per sequential append (ceiling)', unit: '', value: single(1) }),
             ],
       notes: [
+        ...(run.baseline
+          ? [
+              `Against the ${run.baseline.build.name} build (BENCH_BASELINE, built in ${run.baseline.build.root}): the ` +
+                'same harness on its own store, seeded with the same users by its own store code, loaded in every ' +
+                'round just before ours with the same requests; the CPU ratio is its CPU per request over ours, the ' +
+                'throughput ratio ours over its.',
+            ]
+          : []),
         ...(!bareFigures
           ? [
               'BENCH_WRITE=keyed: only the PATCHes with and without a key ran (a trial: do not commit its figures).',

@@ -1,5 +1,5 @@
 /**
- * The built API server (dist/), started in this process exactly as dist/apps/api/src/main.js
+ * The built API server (dist/, or BENCH_DIST), started in this process exactly as dist/apps/api/src/main.js
  * starts it, with two observers the HTTP interface cannot offer:
  * - the embedded store's commit counter (each commit is one fsync), for fsyncs per request;
  * - read-model visibility: the time from a PATCH's response leaving the server to the read
@@ -13,7 +13,8 @@ import 'reflect-metadata';
 import { join } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-const DIST = join(__dirname, '..', '..', 'dist');
+/** BENCH_DIST: the dist/ of the build under test (a baseline's: support/baseline.ts); this worktree's by default. */
+const DIST = process.env.BENCH_DIST ?? join(__dirname, '..', '..', 'dist');
 
 export interface HarnessStats {
   commits: number;
@@ -43,7 +44,8 @@ async function main(): Promise<void> {
 
   let store = app.get(EventStore);
   if (store instanceof UpcastingEventStore) store = store.inner;
-  if (store instanceof PersonalDataEventStore) store = store.inner;
+  // Builds before personal data was encrypted have no such layer.
+  if (PersonalDataEventStore !== undefined && store instanceof PersonalDataEventStore) store = store.inner;
   if (!(store instanceof SqliteEventStore)) throw new Error('The harness needs the embedded event store');
   const eventStore = store;
 

@@ -8,7 +8,8 @@ export const ROUNDS = positiveEnv('BENCH_ROUNDS', 5);
 export const ROUND_SECONDS = positiveEnv('BENCH_SECONDS', 5);
 export const WARMUP_SECONDS = positiveEnv('BENCH_WARMUP', 3);
 
-function positiveEnv(name: string, fallback: number): number {
+/** A positive whole number from the environment variable `name`, else `fallback`. */
+export function positiveEnv(name: string, fallback: number): number {
   const text = process.env[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);

@@ -6,8 +6,21 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const ROOT = resolve(__dirname, '..', '..');
-const API_MAIN = join(ROOT, 'dist/apps/api/src/main.js');
-const CLI_MAIN = join(ROOT, 'dist/apps/cli/src/main.js');
+
+/** Built code the bench runs: this worktree's dist/, or a baseline commit's (support/baseline.ts). */
+export interface Build {
+  /** How figures name it: 'current', or 'baseline <commit>'. */
+  name: string;
+  /** The directory holding its dist/ and node_modules. */
+  root: string;
+  /** A baseline's commit (the current build's is its report section's). */
+  commit?: string;
+}
+
+export const CURRENT: Build = { name: 'current', root: ROOT };
+
+const apiMain = (build: Build): string => join(build.root, 'dist/apps/api/src/main.js');
+const cliMain = (build: Build): string => join(build.root, 'dist/apps/cli/src/main.js');
 /** This run's data directories, under bench/.work (ignored by git and eslint); removed at the end. */
 const WORK_DIR = join(ROOT, 'bench/.work', `run-${process.pid}`);
 
@@ -28,7 +41,7 @@ export function cleanUp(): void {
 }
 
 export function assertBuilt(): void {
-  if (!existsSync(API_MAIN) || !existsSync(CLI_MAIN)) {
+  if (!existsSync(apiMain(CURRENT)) || !existsSync(cliMain(CURRENT))) {
     throw new Error('dist/ is missing: run `npm run build` (npm run bench does it first)');
   }
 }
@@ -83,12 +96,13 @@ export async function startServer(
   dataDir: string,
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
+  build: Build = CURRENT,
 ): Promise<RunningProcess> {
   const port = await freePort();
   const started = performance.now();
   const child = track(
-    spawn(process.execPath, [...profilerArgs(), ...nodeArgs, API_MAIN], {
-      cwd: ROOT,
+    spawn(process.execPath, [...profilerArgs(), ...nodeArgs, apiMain(build)], {
+      cwd: build.root,
       env: chronicleEnv(dataDir, { PORT: String(port), ...env }),
       stdio: ['ignore', 'ignore', 'pipe'],
     }),
@@ -186,13 +200,13 @@ function residentBytes(pid: number): number {
 }
 
 /** Runs the built CLI on `dataDir` and returns its JSON output (one value per line). */
-export function runCli(dataDir: string, args: string[]): Promise<unknown[]> {
+export function runCli(dataDir: string, args: string[], build: Build = CURRENT): Promise<unknown[]> {
   return new Promise((resolveRun, reject) => {
     track(
       execFile(
         process.execPath,
-        [CLI_MAIN, ...args],
-        { cwd: ROOT, env: chronicleEnv(dataDir), maxBuffer: 64 * 1024 * 1024 },
+        [cliMain(build), ...args],
+        { cwd: build.root, env: chronicleEnv(dataDir), maxBuffer: 64 * 1024 * 1024 },
         (error, stdout, stderr) => {
           if (error) {
             reject(new Error(`chronicle ${args.join(' ')} failed: ${stderr || error.message}`));

@@ -1,40 +1,15 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { codeCommit, markdown, type Report } from './report';
+import { gitRepository, type GitRepository, repositories } from './git-repository.spec-helper';
+import { codeCommit, markdown, ratioFigure, type Report, single } from './report';
 
 /** A git repository shaped like this one: code under apps/ and libs/, a lock file, bench results. */
-function repository(): { root: string; write(path: string, text: string): void; commit(): string } {
-  const root = mkdtempSync(join(tmpdir(), 'bench-report-'));
-  const git = (...args: string[]): string =>
-    execFileSync('git', args, {
-      cwd: root,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'Bench',
-        GIT_AUTHOR_EMAIL: 'bench@example.com',
-        GIT_COMMITTER_NAME: 'Bench',
-        GIT_COMMITTER_EMAIL: 'bench@example.com',
-      },
-    }).trim();
-  git('init', '-q');
-  const write = (path: string, text: string): void => {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  };
-  const commit = (): string => {
-    git('add', '-A');
-    git('commit', '-q', '-m', 'change');
-    return git('rev-parse', 'HEAD');
-  };
-  write('apps/api/src/main.ts', 'export {};\n');
-  write('libs/auth/src/guard.ts', 'export {};\n');
-  write('package-lock.json', '{}\n');
-  write('bench/results/latest.md', '');
-  commit();
-  return { root, write, commit };
+function repository(): GitRepository {
+  const repo = gitRepository('bench-report-');
+  repo.write('apps/api/src/main.ts', 'export {};\n');
+  repo.write('libs/auth/src/guard.ts', 'export {};\n');
+  repo.write('package-lock.json', '{}\n');
+  repo.write('bench/results/latest.md', '');
+  repo.commit();
+  return repo;
 }
 
 function report(sections: Record<string, { commit?: string; node?: string }>): Report {
@@ -65,15 +40,7 @@ function section(text: string, name: string): string {
 }
 
 describe('the benchmark report', () => {
-  const roots: string[] = [];
-  const fresh = (): ReturnType<typeof repository> => {
-    const made = repository();
-    roots.push(made.root);
-    return made;
-  };
-  afterAll(() => {
-    for (const root of roots) rmSync(root, { recursive: true, force: true });
-  });
+  const fresh = repositories(repository);
 
   it('names the commit and the Node version each section was measured on', () => {
     const repo = fresh();
@@ -141,5 +108,62 @@ describe('the benchmark report', () => {
     const text = section(markdown(report({ read: {} }), repo.root), 'read');
     expect(text).toContain('**Measured on code of an unknown commit: these figures may not be current.**');
     expect(text).toContain('on commit unknown, Node unknown.');
+  });
+});
+
+describe('ratioFigure', () => {
+  it.each([
+    ['a rate at least 0.8 of the baseline', 90_000, 100_000, { kind: '>=', bound: 0.8 } as const, 0.9, true],
+    ['a time at most 1.1 of the baseline', 2.4, 2, { kind: '<=', bound: 1.1 } as const, 1.2, false],
+    [
+      'a cost strictly below 1.5 of the smallest store',
+      15,
+      10,
+      { kind: '<', bound: 1.5 } as const,
+      1.5,
+      false,
+    ],
+  ])('divides the medians, value over ceiling, and judges %s', (_, value, ceiling, target, ratio, met) => {
+    const judged = ratioFigure({
+      name: 'figure',
+      unit: 'ms',
+      value: { median: value, min: value / 2, max: value * 2 },
+      ceiling: { name: 'ceiling', value: { median: ceiling, min: 0, max: ceiling * 3 } },
+      target,
+    });
+    expect(judged.ratio).toBeCloseTo(ratio, 10);
+    expect(judged.met).toBe(met);
+  });
+
+  it('leaves a ratio unjudged without a target', () => {
+    const reported = ratioFigure({
+      name: 'start-up',
+      unit: 's',
+      value: single(3),
+      ceiling: { name: 'baseline', value: single(2) },
+    });
+    expect(reported.ratio).toBe(1.5);
+    expect(reported.met).toBeUndefined();
+  });
+});
+
+describe('a section measured against a baseline build', () => {
+  const repo = repositories(repository)();
+
+  it('names the baseline commit beside its own', () => {
+    const head = codeCommit(repo.root);
+    const measured = report({ write: { commit: head, node: 'v24.21.0' } });
+    measured.benchmarks.write.baseline = `404f6ac964ec${'0'.repeat(28)}`;
+    const text = section(markdown(measured, repo.root), 'write');
+    expect(text).toContain(
+      `on commit ${head.slice(0, 12)}, Node v24.21.0; against the build of 404f6ac964ec (the baseline), run ` +
+        'beside it in the same run, rounds alternating.',
+    );
+  });
+
+  it('names none when no baseline ran', () => {
+    const head = codeCommit(repo.root);
+    const text = section(markdown(report({ write: { commit: head, node: 'v24.21.0' } }), repo.root), 'write');
+    expect(text).not.toContain('baseline');
   });
 });

@@ -29,6 +29,8 @@ export interface BenchmarkResult {
   title: string;
   figures: Figure[];
   notes: string[];
+  /** The commit of the baseline build measured beside the current one in the same run (BENCH_BASELINE). */
+  baseline?: string;
 }
 
 /** What a section was measured on: the code's commit (`-dirty`: with uncommitted changes) and Node. */
@@ -76,6 +78,20 @@ export function staleness(commit: string | undefined, root: string = ROOT): stri
 
 export function single(value: number): Spread {
   return { median: value, min: value, max: value };
+}
+
+/**
+ * A figure over another from the same run (the current build over the baseline's, the largest
+ * store over the smallest): the ratio is value over ceiling (medians), judged by `target`.
+ */
+export function ratioFigure(options: {
+  name: string;
+  unit: string;
+  value: Spread;
+  ceiling: { name: string; value: Spread };
+  target?: Target;
+}): Figure {
+  return figure({ ...options, ratio: options.value.median / options.ceiling.value.median });
 }
 
 /** A figure with its ratio and whether the ratio meets the target. */
@@ -141,9 +157,13 @@ export function markdown(report: Report, root: string = ROOT): string {
     lines.push(`## ${name}: ${result.title}`, '');
     const warning = staleness(result.commit, root);
     if (warning !== null) lines.push(`**${warning}: these figures may not be current.**`, '');
+    const against =
+      result.baseline === undefined
+        ? ''
+        : `; against the build of ${shortCommit(result.baseline)} (the baseline), run beside it in the same run, rounds alternating`;
     lines.push(
       `Ran ${result.ranAt} on commit ${result.commit === undefined ? 'unknown' : shortCommit(result.commit)}, ` +
-        `Node ${result.node ?? 'unknown'}.`,
+        `Node ${result.node ?? 'unknown'}${against}.`,
       '',
     );
     lines.push('| figure | value | ceiling | ratio | target | met |', '|---|---|---|---|---|---|');
