@@ -142,9 +142,22 @@ export class DataKeyRing {
     // Imported once here: a raw key would be checked and imported again by every cipher (~30 µs).
     const key: RingKey = held.state === 'erased' ? held : { state: 'active', key: createSecretKey(held.key) };
     this.cache.delete(name);
-    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
+    if (this.cache.size >= this.maxEntries) this.evictOldest();
     this.cache.set(name, key);
     return key;
+  }
+
+  /**
+   * The oldest quarter out, in one pass: a Map keeps deleted entries' slots until it is rehashed,
+   * and keys().next() walks past them, so taking out one key per insert (a replay of many
+   * subjects) cost ~12 µs per key at 10,000 entries.
+   */
+  private evictOldest(): void {
+    let count = Math.max(1, Math.floor(this.maxEntries / 4));
+    for (const name of this.cache.keys()) {
+      this.cache.delete(name);
+      if (--count === 0) break;
+    }
   }
 
   /** A poll of the store's erasures when the last is older than `erasurePollMs` (one at a time), else null. */
