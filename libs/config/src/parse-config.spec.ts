@@ -201,9 +201,11 @@ describe('parseConfig', () => {
   it.each([
     ['not JSON', 'restore of'],
     ['JSON without its fields', '{"backup": 7}'],
+    ['a directory', null],
   ])('refuses a DATA_DIR whose restore marker is %s, saying to restore into an empty one', (_case, text) => {
     const dir = dataDir();
-    writeFileSync(join(dir, RESTORE_MARKER_FILE), text, { mode: 0o600 });
+    if (text === null) mkdirSync(join(dir, RESTORE_MARKER_FILE));
+    else writeFileSync(join(dir, RESTORE_MARKER_FILE), text, { mode: 0o600 });
     expect(() => parseConfig({ DATA_DIR: dir })).toThrow(
       expect.objectContaining({
         variable: 'DATA_DIR',

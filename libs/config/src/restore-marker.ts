@@ -28,16 +28,15 @@ export function removeRestoreMarker(dataDir: string): Promise<void> {
 }
 
 /**
- * The marker in DATA_DIR, null when there is none. One that does not read as a marker (edited by
- * hand) still says a restore did not finish: its fields are then missing.
+ * The marker in DATA_DIR, null when there is none. One that cannot be read, or does not read as a
+ * marker (edited by hand), still says a restore did not finish: its fields are then missing.
  */
 export function readRestoreMarker(dataDir: string): Partial<RestoreMarker> | null {
   let text: string;
   try {
     text = readFileSync(join(dataDir, RESTORE_MARKER_FILE), 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : {};
   }
   let parsed: unknown;
   try {

@@ -398,7 +398,7 @@ describe('backupDataDir and restoreDataDir', () => {
         expect.objectContaining({
           code: 'other-restore-unfinished',
           message: expect.stringContaining(
-            `run \`restore ${backupDir()}\` again to finish it; ${other} is another backup`,
+            `run \`restore ${backupDir()}\` again to finish it; ${other} is not the backup it names`,
           ),
         }),
       );

@@ -368,7 +368,7 @@ export async function restoreDataDir(
     if (earlier.manifestSha256 !== manifestSha256) {
       throw new BackupError(
         'other-restore-unfinished',
-        `DATA_DIR (${dataDir}) ${unfinishedRestore(dataDir, earlier)}; ${source} is another backup. To restore ` +
+        `DATA_DIR (${dataDir}) ${unfinishedRestore(dataDir, earlier)}; ${source} is not the backup it names. To restore ` +
           'this one instead, move DATA_DIR aside and restore into an empty directory',
       );
     }
