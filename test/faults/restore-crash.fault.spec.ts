@@ -71,7 +71,7 @@ describe.each(Object.entries(KILLED))('a restore killed %s', (_point, preload) =
     // The API refuses to start, as the other start-up refusals: one line, exit code 78.
     const api = startAppProcess('api', { DATA_DIR: dataDir, PORT: '0' });
     running.add(api);
-    expect(await exitWithin(api)).toBe('code 78');
+    expect(await exitWithin(api, 30_000)).toBe('code 78');
     expect(api.output().trim().split('\n')).toEqual([
       expect.stringMatching(
         new RegExp(`^Invalid configuration: DATA_DIR \\(${dataDir}\\) holds a restore that did not finish`),
@@ -81,7 +81,7 @@ describe.each(Object.entries(KILLED))('a restore killed %s', (_point, preload) =
     // So do the projector and the CLI's other commands.
     const projector = startProjector({ DATA_DIR: dataDir });
     running.add(projector);
-    expect(await exitWithin(projector)).toBe('code 78');
+    expect(await exitWithin(projector, 30_000)).toBe('code 78');
     expect(projector.output()).toContain('holds a restore that did not finish');
     const read = await runCliProcess(dataDir, 'users', 'get', userId);
     expect(read.stdout).not.toContain(PERSON_NAME);
