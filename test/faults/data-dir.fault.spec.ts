@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeExit, startAppProcess } from '../support/app-process';
+import { exitWithin, startAppProcess } from '../support/app-process';
 
 /** Every bad DATA_DIR (issue 21 problem 7): one line naming DATA_DIR and the path, exit code 78. */
 
@@ -30,17 +30,8 @@ afterAll(() => {
 /** The API's exit within 15 s; a hang is killed and reported as such. */
 async function start(dataDir: string): Promise<{ exit: string; output: string }> {
   const api = startAppProcess('api', { DATA_DIR: dataDir, PORT: '0' });
-  let timer: NodeJS.Timeout | undefined;
-  const exit = await Promise.race([
-    api.exited,
-    new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 15_000))),
-  ]);
-  clearTimeout(timer);
-  if (exit === null) {
-    await api.stop(1_000).catch(() => undefined);
-    return { exit: 'still running after 15 s', output: api.output().trim() };
-  }
-  return { exit: describeExit(exit), output: api.output().trim() };
+  const exit = await exitWithin(api);
+  return { exit, output: api.output().trim() };
 }
 
 describe('a bad DATA_DIR', () => {

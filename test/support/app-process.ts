@@ -134,6 +134,19 @@ export function describeExit(exit: AppExit): string {
   return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
 }
 
+/** How `child` exited within `ms` (a start-up refusal), or `still running after N s`, then stopped. */
+export async function exitWithin(child: AppProcess, ms = 15_000): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const exit = await Promise.race([
+    child.exited,
+    new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms))),
+  ]);
+  clearTimeout(timer);
+  if (exit !== null) return describeExit(exit);
+  await child.stop(1_000).catch(() => undefined);
+  return `still running after ${ms / 1000} s`;
+}
+
 export interface Api {
   url: string;
   process: AppProcess;

@@ -20,6 +20,7 @@ import {
   dataDirPath,
   errorMessage,
   parseConfig,
+  ParseConfigOptions,
 } from '@chronicle/config';
 import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
 import { HistoryBrokenError } from '@chronicle/event-store';
@@ -79,7 +80,7 @@ async function withApp<T>(
  * (restore).
  */
 export function buildProgram(
-  config: () => ChronicleConfig,
+  config: (options?: ParseConfigOptions) => ChronicleConfig,
   restoreTarget: () => Pick<ChronicleConfig, 'dataDir' | 'auditSealKey'>,
 ): Command {
   const program = new Command('chronicle')
@@ -187,7 +188,7 @@ export function buildProgram(
 /** Runs the CLI and returns the exit code. */
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = buildProgram(
-    () => parseConfig(env),
+    (options) => parseConfig(env, options),
     () => ({ dataDir: dataDirPath(env), auditSealKey: auditSealKey(env) }),
   );
   try {

@@ -9,3 +9,4 @@ export * from './make-directories';
 export * from './supported-runtime';
 export * from './turn-queue';
 export * from './processor-placement';
+export * from './restore-marker';

@@ -10,6 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from './parse-config';
+import { RESTORE_MARKER_FILE, writeRestoreMarker } from './restore-marker';
 
 describe('parseConfig', () => {
   const dataDir = () => mkdtempSync(join(tmpdir(), 'chronicle-config-'));
@@ -168,6 +169,51 @@ describe('parseConfig', () => {
     const parse = () => parseConfig({ DATA_DIR: file });
     expect(parse).toThrow(ConfigError);
     expect(parse).toThrow(/DATA_DIR.*a-file/);
+  });
+
+  it('refuses a DATA_DIR holding an unfinished restore, naming the backup and the fix, writing nothing into it', () => {
+    const dir = dataDir();
+    writeRestoreMarker(dir, {
+      backup: '/backups/chronicle-1',
+      manifestSha256: 'ab'.repeat(32),
+      startedAt: '2026-01-02T03:04:05.000Z',
+    });
+    expect(statSync(join(dir, RESTORE_MARKER_FILE)).mode & 0o777).toBe(0o600);
+    for (const env of [{ DATA_DIR: dir }, { DATA_DIR: dir, EVENTSTORE_URL: 'esdb://localhost:2113' }]) {
+      expect(() => parseConfig(env)).toThrow(
+        expect.objectContaining({
+          name: 'ConfigError',
+          variable: 'DATA_DIR',
+          message:
+            `Invalid configuration: DATA_DIR (${dir}) holds a restore that did not finish ` +
+            `(${join(dir, RESTORE_MARKER_FILE)}: from /backups/chronicle-1, begun 2026-01-02T03:04:05.000Z): ` +
+            'the erasures logged since that backup may not be re-applied yet, so people erased since would be ' +
+            'served again. Nothing opens it until then: run `restore /backups/chronicle-1` again to finish it',
+        }),
+      );
+    }
+    // Refused before the token secret is kept: nothing is written into the restored files' place.
+    expect(readdirSync(dir)).toEqual([RESTORE_MARKER_FILE]);
+    // `restore` itself opens it, to finish.
+    expect(parseConfig({ DATA_DIR: dir }, { finishingRestore: true }).dataDir).toBe(dir);
+  });
+
+  it.each([
+    ['not JSON', 'restore of'],
+    ['JSON without its fields', '{"backup": 7}'],
+    ['a directory', null],
+  ])('refuses a DATA_DIR whose restore marker is %s, saying to restore into an empty one', (_case, text) => {
+    const dir = dataDir();
+    if (text === null) mkdirSync(join(dir, RESTORE_MARKER_FILE));
+    else writeFileSync(join(dir, RESTORE_MARKER_FILE), text, { mode: 0o600 });
+    expect(() => parseConfig({ DATA_DIR: dir })).toThrow(
+      expect.objectContaining({
+        variable: 'DATA_DIR',
+        message: expect.stringMatching(
+          /from an unknown backup, begun at an unknown time\).*does not say from which backup: move DATA_DIR aside and restore into an empty one$/,
+        ),
+      }),
+    );
   });
 
   it('accepts the production settings', () => {

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { join, resolve, sep } from 'node:path';
 import { ChronicleConfig, LOG_LEVELS, LogLevel } from './chronicle-config';
 import { makeDirectories } from './make-directories';
+import { readRestoreMarker, unfinishedRestore } from './restore-marker';
 
 export class ConfigError extends Error {
   constructor(
@@ -237,10 +238,19 @@ export function erasureLogPath(env: Env = process.env, dataDir: string = dataDir
   return file;
 }
 
-export function parseConfig(env: Env = process.env): ChronicleConfig {
+export interface ParseConfigOptions {
+  /** `restore` finishing its own restore: the one process that opens DATA_DIR while its marker is there. */
+  finishingRestore?: boolean;
+}
+
+export function parseConfig(env: Env = process.env, options: ParseConfigOptions = {}): ChronicleConfig {
   const port = integerVariable(env, 'PORT', 3000, 0, 65535);
   const dataDir = dataDirPath(env);
   privateDataDir(dataDir);
+  // Every process that opens DATA_DIR comes here first, before anything is written into it.
+  const marker = options.finishingRestore ? null : readRestoreMarker(dataDir);
+  if (marker !== null)
+    throw new ConfigError('DATA_DIR', `(${dataDir}) ${unfinishedRestore(dataDir, marker)}`);
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);

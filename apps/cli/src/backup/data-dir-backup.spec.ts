@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -12,6 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { parseConfig, RESTORE_MARKER_FILE } from '@chronicle/config';
 import { SqliteDataKeyStore, SqliteEventStore } from '@chronicle/event-store';
 import {
   BACKUP_MANIFEST,
@@ -199,7 +201,7 @@ describe('backupDataDir and restoreDataDir', () => {
       },
     });
     expect(result.erasures).toBe(erasures);
-    expect(seen).toEqual([['events.db', 'outbox', 'store-id', 'token-secret']]);
+    expect(seen).toEqual([['events.db', 'outbox', 'restore-in-progress', 'store-id', 'token-secret']]);
 
     const failed = join(root, 'failed');
     await expect(
@@ -271,6 +273,147 @@ describe('backupDataDir and restoreDataDir', () => {
       expect.objectContaining({ code: 'data-dir-not-empty' }),
     );
     expect(readdirSync(used)).toEqual(['notes.txt']);
+  });
+
+  describe('a restore cut short (issue 35): its marker', () => {
+    const erasures = { reapplied: [], notHeld: 0, unreadable: 0 };
+    const startedAt = new Date('2026-03-04T05:06:07Z');
+
+    /** What a restore killed as it re-applies the erasures leaves in DATA_DIR: a copy of it then. */
+    async function cutShort(): Promise<string> {
+      const restored = join(root, 'restored');
+      const cut = join(root, 'cut');
+      await restore(backupDir(), restored, {
+        now: startedAt,
+        eraseAgain: () => {
+          cpSync(restored, cut, { recursive: true });
+          return Promise.resolve(erasures);
+        },
+      });
+      return cut;
+    }
+
+    beforeEach(() => backup(dataDir, backupDir()));
+
+    it('is in DATA_DIR, private, naming the backup and when, from the copy until the erasures are re-applied', async () => {
+      const restored = join(root, 'restored');
+      const seen: unknown[] = [];
+      await restore(backupDir(), restored, {
+        now: startedAt,
+        eraseAgain: () => {
+          const marker = join(restored, RESTORE_MARKER_FILE);
+          seen.push(JSON.parse(readFileSync(marker, 'utf8')), statSync(marker).mode & 0o777);
+          // Meanwhile every other process refuses DATA_DIR.
+          expect(() => parseConfig({ DATA_DIR: restored })).toThrow('holds a restore that did not finish');
+          return Promise.resolve(erasures);
+        },
+      });
+      expect(seen).toEqual([
+        {
+          backup: backupDir(),
+          manifestSha256: createHash('sha256')
+            .update(readFileSync(join(backupDir(), BACKUP_MANIFEST)))
+            .digest('hex'),
+          startedAt: '2026-03-04T05:06:07.000Z',
+        },
+        0o600,
+      ]);
+      expect(existsSync(join(restored, RESTORE_MARKER_FILE))).toBe(false);
+      expect(parseConfig({ DATA_DIR: restored }).dataDir).toBe(restored);
+    });
+
+    it('finishes a restore of the same backup cut short after its copy: the files kept as they are, the erasures re-applied', async () => {
+      const cut = await cutShort();
+      // An erasure re-applied before the kill: a copy over it would undo it.
+      const store = SqliteEventStore.open(cut);
+      await store.append(
+        'thing-0',
+        [
+          {
+            id: randomUUID(),
+            type: 'ThingErased.v1',
+            data: {},
+            metadata: {
+              actor: 'cli:x',
+              correlationId: 'c',
+              causationId: null,
+              occurredAt: startedAt.toISOString(),
+            },
+          },
+        ],
+        'any',
+      );
+      await store.close();
+      let erasedAgainOn: string[] = [];
+
+      const result = await restore(backupDir(), cut, {
+        eraseAgain: () => {
+          erasedAgainOn = readdirSync(cut).sort();
+          return Promise.resolve(erasures);
+        },
+      });
+
+      expect(result).toEqual(
+        expect.objectContaining({
+          dataDir: cut,
+          files: [],
+          erasures,
+          resumed: { startedAt: '2026-03-04T05:06:07.000Z' },
+        }),
+      );
+      expect(erasedAgainOn).toContain(RESTORE_MARKER_FILE);
+      expect(existsSync(join(cut, RESTORE_MARKER_FILE))).toBe(false);
+      const reopened = SqliteEventStore.open(cut);
+      try {
+        expect((await reopened.readStream('thing-0')).map((event) => event.type)).toEqual([
+          'ThingHappened.v1',
+          'ThingErased.v1',
+        ]);
+      } finally {
+        await reopened.close();
+      }
+    });
+
+    it('copies again a restore of the same backup cut short during its copy (no store-id yet)', async () => {
+      const cut = await cutShort();
+      rmSync(join(cut, 'store-id'));
+      writeFileSync(join(cut, 'events.db'), 'half a copy');
+      writeFileSync(join(cut, '.token-secret.123.abcd1234.tmp'), 'a temporary file of the copy');
+
+      const result = await restore(backupDir(), cut, { eraseAgain: () => Promise.resolve(erasures) });
+
+      expect(result.files).toEqual(['events.db', 'token-secret', 'outbox/password-reset-1.eml', 'store-id']);
+      expect(result.resumed).toEqual({ startedAt: '2026-03-04T05:06:07.000Z' });
+      expect(readdirSync(cut).sort()).toEqual(['events.db', 'outbox', 'store-id', 'token-secret']);
+      expect(readFileSync(join(cut, 'events.db'))).toEqual(readFileSync(join(backupDir(), 'events.db')));
+    });
+
+    it('refuses to finish it with another backup, naming the one that finishes it, and touches nothing', async () => {
+      const cut = await cutShort();
+      const other = join(root, 'other-backup');
+      await backup(dataDir, other, { now: new Date('2026-05-06T07:08:09Z') });
+      const before = readdirSync(cut).sort();
+
+      await expect(restore(other, cut)).rejects.toThrow(
+        expect.objectContaining({
+          code: 'other-restore-unfinished',
+          message: expect.stringContaining(
+            `run \`restore ${backupDir()}\` again to finish it; ${other} is not the backup it names`,
+          ),
+        }),
+      );
+      expect(readdirSync(cut).sort()).toEqual(before);
+    });
+
+    it('removes everything but the kept seal key, the marker with it, when finishing fails', async () => {
+      const cut = await cutShort();
+      writeFileSync(join(cut, 'audit-seal-key'), SEAL_KEY.toString('hex'), { mode: 0o600 });
+
+      await expect(
+        restore(backupDir(), cut, { eraseAgain: () => Promise.reject(new Error('the log cannot be read')) }),
+      ).rejects.toThrow('the log cannot be read');
+      expect(readdirSync(cut)).toEqual(['audit-seal-key']);
+    });
   });
 
   describe('the hash chain and the seal key (issue 37)', () => {

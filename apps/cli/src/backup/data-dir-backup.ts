@@ -19,7 +19,17 @@ import {
   SEAL_KEY_FILE,
   signBackupManifest,
 } from '@chronicle/application';
-import { makeDirectories, syncFile, TOKEN_SECRET_FILE, writeFileDurablySync } from '@chronicle/config';
+import {
+  makeDirectories,
+  readRestoreMarker,
+  removeRestoreMarker,
+  RESTORE_MARKER_FILE,
+  syncFile,
+  TOKEN_SECRET_FILE,
+  unfinishedRestore,
+  writeFileDurablySync,
+  writeRestoreMarker,
+} from '@chronicle/config';
 import {
   BackupCheckError,
   checkDatabase,
@@ -84,7 +94,8 @@ export type BackupErrorCode =
   | 'broken-chain'
   | 'chain-mismatch'
   | 'unsigned-backup'
-  | 'no-seal-key';
+  | 'no-seal-key'
+  | 'other-restore-unfinished';
 
 export class BackupError extends Error {
   constructor(
@@ -142,6 +153,8 @@ export interface RestoreOptions {
    * removes what the restore wrote, as any other would.
    */
   eraseAgain?: () => Promise<ReappliedErasures>;
+  /** When the restore begins, as its marker records it. */
+  now?: Date;
 }
 
 export interface BackupResult extends BackupManifest {
@@ -159,6 +172,12 @@ export interface RestoreResult {
   files: string[];
   /** What `eraseAgain` did. */
   erasures?: ReappliedErasures;
+  /**
+   * Set when this run finished a restore of the same backup cut short (its marker was in DATA_DIR):
+   * when that one began. `files` is then empty when its copy was whole: kept as it was, as it may
+   * hold erasures already re-applied, and only the erasures re-applied.
+   */
+  resumed?: { startedAt: string | null };
 }
 
 /**
@@ -282,7 +301,7 @@ export async function backupDataDir(
     }
     return { directory: target, ...manifest, skipped, notes };
   } catch (error) {
-    undo();
+    await undo();
     throw error;
   }
 }
@@ -292,15 +311,18 @@ export async function backupDataDir(
  * kept seal key (a server must not be running on it). The backup is checked first (every file's
  * size and SHA-256 against its manifest, the manifest's signature under the seal key, SQLite's
  * integrity check, the store's identity, its hash chain against the head the manifest recorded);
- * each file is written under a temporary name, synced and renamed, `store-id` last; then the
- * erasures logged since are re-applied (`eraseAgain`). A failure removes what it wrote.
+ * then the restore's marker is written, each file under a temporary name, synced and renamed,
+ * `store-id` last; then the erasures logged since are re-applied (`eraseAgain`), and the marker
+ * removed. A `dataDir` holding the marker of a restore of the same backup cut short is finished:
+ * copied again if its copy was not whole, else kept as it is (it may hold erasures re-applied
+ * since). A failure removes what the restore wrote.
  */
 export async function restoreDataDir(
   source: string,
   dataDir: string,
   options: RestoreOptions,
 ): Promise<RestoreResult> {
-  const manifest = readManifest(source);
+  const { manifest, sha256: manifestSha256 } = readManifest(source);
   for (const file of manifest.files) {
     const path = join(source, file.path);
     const actual = existsSync(path) ? describeFile(source, file.path) : null;
@@ -332,32 +354,61 @@ export async function restoreDataDir(
   }
   checkChain(source, manifest, await verifyCopiedChain(join(source, EVENTS_FILE)), options);
 
-  const undo = claimEmptyDirectory(
-    dataDir,
-    'data-dir-not-empty',
-    `DATA_DIR (${dataDir}) is not empty: restore only into an empty or absent directory, or one that holds ` +
-      `only ${SEAL_KEY_FILE} (stop the server, move the directory aside, then restore)`,
-    KEPT_APART,
-  );
+  const earlier = existsSync(dataDir) ? readRestoreMarker(dataDir) : null;
+  let undo: () => Promise<void>;
+  if (earlier === null) {
+    undo = claimEmptyDirectory(
+      dataDir,
+      'data-dir-not-empty',
+      `DATA_DIR (${dataDir}) is not empty: restore only into an empty or absent directory, or one that holds ` +
+        `only ${SEAL_KEY_FILE} (stop the server, move the directory aside, then restore)`,
+      KEPT_APART,
+    );
+  } else {
+    if (earlier.manifestSha256 !== manifestSha256) {
+      throw new BackupError(
+        'other-restore-unfinished',
+        `DATA_DIR (${dataDir}) ${unfinishedRestore(dataDir, earlier)}; ${source} is not the backup it names. To restore ` +
+          'this one instead, move DATA_DIR aside and restore into an empty directory',
+      );
+    }
+    undo = () => emptyDirectory(dataDir, true, KEPT_APART);
+  }
   try {
-    // store-id last: a DATA_DIR cut short by a crash has none, and `restore` refuses it as not empty.
+    // store-id last: a copy cut short by a crash has none, and a restore of it is copied again.
     const ordered = [...paths.filter((path) => path !== STORE_ID_FILE), STORE_ID_FILE];
-    for (const path of ordered) {
-      const target = join(dataDir, path);
-      makeDirectories(dirname(target), 0o700);
-      writeFileDurablySync(target, { copyOf: join(source, path) }, { hidden: true });
+    const copiedBefore = earlier !== null && existsSync(join(dataDir, STORE_ID_FILE));
+    if (!copiedBefore) {
+      // Before the first copy: until it is removed, no process opens DATA_DIR (parseConfig).
+      if (earlier === null) {
+        writeRestoreMarker(dataDir, {
+          backup: source,
+          manifestSha256,
+          startedAt: (options.now ?? new Date()).toISOString(),
+        });
+      } else {
+        // What the cut-short copy left, the files it had renamed and its temporary files.
+        removeAllBut(dataDir, [...KEPT_APART, RESTORE_MARKER_FILE]);
+      }
+      for (const path of ordered) {
+        const target = join(dataDir, path);
+        makeDirectories(dirname(target), 0o700);
+        writeFileDurablySync(target, { copyOf: join(source, path) }, { hidden: true });
+      }
     }
     const erasures = await options.eraseAgain?.();
+    await removeRestoreMarker(dataDir);
     return {
       dataDir,
       storeId: manifest.storeId,
       position: manifest.position,
       events: manifest.events,
-      files: ordered,
+      files: copiedBefore ? [] : ordered,
       ...(erasures === undefined ? {} : { erasures }),
+      ...(earlier === null ? {} : { resumed: { startedAt: earlier.startedAt ?? null } }),
     };
   } catch (error) {
-    undo();
+    await undo();
     throw error;
   }
 }
@@ -434,7 +485,8 @@ function checkChain(
   }
 }
 
-function readManifest(source: string): BackupManifest {
+/** The manifest of the backup in `source`, and the SHA-256 (hex) of its bytes. */
+function readManifest(source: string): { manifest: BackupManifest; sha256: string } {
   const file = join(source, BACKUP_MANIFEST);
   const text = readIfPresent(file);
   if (text === null) {
@@ -471,7 +523,7 @@ function readManifest(source: string): BackupManifest {
   ) {
     throw new BackupError('damaged-backup', `${file} is not a backup manifest this build can read`);
   }
-  return manifest;
+  return { manifest, sha256: createHash('sha256').update(text).digest('hex') };
 }
 
 /**
@@ -483,22 +535,33 @@ function claimEmptyDirectory(
   code: BackupErrorCode,
   message: string,
   allowed: readonly string[] = [],
-): () => void {
+): () => Promise<void> {
   const existed = existsSync(dir);
   makeDirectories(dir, 0o700);
   if (existed) {
     if (readdirSync(dir).some((entry) => !allowed.includes(entry))) throw new BackupError(code, message);
     chmodSync(dir, 0o700);
   }
-  return () => {
-    if (!existed) {
-      rmSync(dir, { recursive: true, force: true });
-      return;
-    }
-    for (const entry of readdirSync(dir)) {
-      if (!allowed.includes(entry)) rmSync(join(dir, entry), { recursive: true, force: true });
-    }
-  };
+  return () => emptyDirectory(dir, existed, allowed);
+}
+
+/**
+ * Removes everything in `dir` but `kept` (and `dir` itself unless `keepDir`); a restore's marker
+ * last, once the rest is gone from the disk, so that a crash meanwhile never leaves restored files
+ * without it.
+ */
+async function emptyDirectory(dir: string, keepDir: boolean, kept: readonly string[]): Promise<void> {
+  removeAllBut(dir, [...kept, RESTORE_MARKER_FILE]);
+  await removeRestoreMarker(dir);
+  if (!keepDir) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Removes every entry of `dir` but `kept`, durably. */
+function removeAllBut(dir: string, kept: readonly string[]): void {
+  for (const entry of readdirSync(dir)) {
+    if (!kept.includes(entry)) rmSync(join(dir, entry), { recursive: true, force: true });
+  }
+  syncFile(dir);
 }
 
 function checkOrThrow<T>(check: () => T, code: BackupErrorCode): T {

@@ -2,14 +2,14 @@ import { resolve } from 'node:path';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command } from 'commander';
 import { ReapplyErasuresCommand, sealKey } from '@chronicle/application';
-import { ChronicleConfig } from '@chronicle/config';
+import { ChronicleConfig, ParseConfigOptions } from '@chronicle/config';
 import { backupDataDir, BackupError, restoreDataDir } from '../backup/data-dir-backup';
 import { cliRun, WithApp } from '../cli-run';
 import { printJson } from '../output';
 
 export function registerBackupCommands(
   program: Command,
-  config: () => ChronicleConfig,
+  config: (options?: ParseConfigOptions) => ChronicleConfig,
   restoreTarget: () => Pick<ChronicleConfig, 'dataDir' | 'auditSealKey'>,
   withApp: WithApp,
 ): void {
@@ -49,7 +49,8 @@ export function registerBackupCommands(
     .description(
       'Check a backup made by `backup` (its files, its hash chain against the signed manifest) and copy it into ' +
         'DATA_DIR, which must be empty, absent or hold only the kept audit-seal-key (no server on it); then erase ' +
-        'again every subject of the erasure log (ERASURE_LOG) that it holds',
+        'again every subject of the erasure log (ERASURE_LOG) that it holds. Until then no process opens DATA_DIR; ' +
+        'run it again to finish a restore of the same backup that was cut short',
     )
     .option(
       '--allow-broken',
@@ -70,7 +71,9 @@ export function registerBackupCommands(
           allowUnverified: options.allowUnverified,
           // Configured once the files are in place: the restored secrets are then DATA_DIR's.
           eraseAgain: () =>
-            withApp(config(), (app) => app.get(CommandBus).execute(new ReapplyErasuresCommand(cliRun()))),
+            withApp(config({ finishingRestore: true }), (app) =>
+              app.get(CommandBus).execute(new ReapplyErasuresCommand(cliRun())),
+            ),
         }),
       );
     });
