@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { sealKey, signProtection, toNewEvent } from '@chronicle/application';
-import { ChronicleConfig } from '@chronicle/config';
+import { BACKGROUND_HANDLERS, ChronicleConfig } from '@chronicle/config';
 import { eventSchemaOf, HISTORY_PROTECTION_STREAM, HistoryProtected } from '@chronicle/domain';
 import {
   copyHistory,
@@ -9,13 +9,15 @@ import {
   formatPosition,
   type HistoryRewrite,
   type HistoryRewriteSummary,
+  openCheckpointStore,
   openDataKeyStore,
   PersonalDataEventStore,
   type PersonalFieldsOf,
   type Position,
   SqliteEventStore,
 } from '@chronicle/event-store';
-import { runOnRunningServers } from '@chronicle/read-models';
+import { READ_MODELS_CHECKPOINT, runOnRunningServers } from '@chronicle/read-models';
+import { MongoReadStore } from '@chronicle/read-models/mongo';
 import { cliRun } from '../cli-run';
 import { printJson } from '../output';
 
@@ -80,7 +82,7 @@ export async function protectHistory(
     stream: HISTORY_PROTECTION_STREAM,
     event: toNewEvent(protectionRecord(summary, key), run, new Date()),
   });
-  if (to !== undefined) return copyProtected(config.eventStoreUrl!, to, keys, personal, record);
+  if (to !== undefined) return copyProtected(config, to, keys, personal, record);
   const adapter = SqliteEventStore.open(config.dataDir);
   const store = new PersonalDataEventStore(adapter, keys, personal);
   try {
@@ -93,12 +95,13 @@ export async function protectHistory(
 
 /** EventStoreDB: the history of `from` copied, protected, into the empty database `to`. */
 async function copyProtected(
-  from: string,
+  config: ChronicleConfig,
   to: string,
   keys: DataKeyRing,
   personal: PersonalFieldsOf,
   record: HistoryRewrite['record'],
 ): Promise<HistoryProtectResult> {
+  const from = config.eventStoreUrl!;
   if (to === from) {
     await keys.close();
     throw new HistoryProtectError(
@@ -126,12 +129,42 @@ async function copyProtected(
       { rewrite: (events) => store.protectStored(events), record },
       'HistoryProtected.v1',
     );
+    await replayOnCopy(config);
     if (done === null) return { events: 0, position: null };
     return { ...printed(done), copied: done.copied, resumed: done.resumed };
   } finally {
     await Promise.all([store.close(), source.close()]);
   }
 }
+
+/**
+ * The copy's positions are not the source's. The processors that keep a checkpoint and state
+ * beside it (the sessions, the saga) start again from its beginning, as their handlers allow. The
+ * shared read models' checkpoint is put beyond every log, so that the projector refuses to start
+ * on them (never resuming at a position that means another event here) until `projections
+ * rebuild` has made them from the copy. Again on a run that finds the copy complete, in case the
+ * run before ended in between.
+ */
+async function replayOnCopy(config: ChronicleConfig): Promise<void> {
+  const checkpoints = await openCheckpointStore(config);
+  try {
+    for (const handler of BACKGROUND_HANDLERS) {
+      if (handler !== READ_MODELS_CHECKPOINT) await checkpoints.reset(handler);
+    }
+  } finally {
+    await checkpoints.close();
+  }
+  if (config.mongodbUri === null) return;
+  const readModels = await MongoReadStore.connect(config.mongodbUri);
+  try {
+    await readModels.applyBatch([], { projection: READ_MODELS_CHECKPOINT, position: BEYOND_EVERY_LOG });
+  } finally {
+    await readModels.close();
+  }
+}
+
+/** The highest position a checkpoint can name (2^63 - 1): past the end of any log. */
+const BEYOND_EVERY_LOG = { commit: 2n ** 63n - 1n, prepare: 2n ** 63n - 1n };
 
 /** HistoryProtected.v1 of a rewrite or a copy: both heads, signed together under the seal key. */
 function protectionRecord(summary: HistoryRewriteSummary, key: Buffer): HistoryProtected {
