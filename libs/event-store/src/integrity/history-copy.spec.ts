@@ -224,6 +224,33 @@ describe('copyHistory: a history copied, protected, into a new database', () => 
     expect((await all(target)).map((event) => event.type)).not.toContain(RECORD);
   });
 
+  it('copies a history with nothing to protect all the same: the new history starts at its first event', async () => {
+    const plain = await startEsdbDouble();
+    const plainStore = EsdbEventStore.connect(plain.connectionString);
+    try {
+      await plainStore.append('session-9', [newEvent('SessionEnded.v1', { sessionId: '9' })], 'no_stream');
+      await plainStore.append('session-8', [newEvent('SessionEnded.v1', { sessionId: '8' })], 'no_stream');
+      const [first] = await all(plainStore);
+
+      const done = await copyHistory(plainStore, target, protect, RECORD);
+
+      expect(done).toMatchObject({
+        changed: 0,
+        erased: 0,
+        copied: 2,
+        firstChanged: formatPosition(first.position),
+      });
+      expect((await all(target)).map((event) => event.type)).toEqual([
+        'SessionEnded.v1',
+        'SessionEnded.v1',
+        RECORD,
+      ]);
+    } finally {
+      await plainStore.close();
+      await plain.stop();
+    }
+  });
+
   it('refuses an empty source, and one whose chain is broken', async () => {
     const empty = await startEsdbDouble();
     const emptyStore = EsdbEventStore.connect(empty.connectionString);

@@ -28,6 +28,8 @@ export interface HistoryCopyResult extends HistoryRewriteSummary {
 }
 
 interface Tally {
+  /** The first event of the source copied, by this run or one before. */
+  first: Position | null;
   changed: number;
   erased: number;
   firstChanged: string | null;
@@ -57,7 +59,7 @@ export async function copyHistory(
     throw new HistoryCopyError('source-empty', 'The source history is empty: nothing to copy');
   const oldHead = before.head;
   const upTo = parsePosition(oldHead.position)!;
-  const tally: Tally = { changed: 0, erased: 0, firstChanged: null };
+  const tally: Tally = { first: null, changed: 0, erased: 0, firstChanged: null };
 
   const prefix = await copiedPrefix(source, target, rewrite, recordType, upTo, tally);
   if (prefix === 'complete') return null;
@@ -86,7 +88,7 @@ export async function copyHistory(
     oldHead,
     newHead: after.head!,
     // With nothing to protect the copy is still a new history: it starts at the first event.
-    firstChanged: tally.firstChanged ?? formatPosition(prefix.first ?? upTo),
+    firstChanged: tally.firstChanged ?? formatPosition(tally.first!),
     changed: tally.changed,
     erased: tally.erased,
   };
@@ -106,10 +108,9 @@ async function copiedPrefix(
   recordType: string,
   upTo: Position,
   tally: Tally,
-): Promise<{ after?: Position; first?: Position; events: number } | 'complete'> {
+): Promise<{ after?: Position; events: number } | 'complete'> {
   const sourceEvents = source.readAll()[Symbol.asyncIterator]();
   let after: Position | undefined;
-  let first: Position | undefined;
   let events = 0;
   let unchecked: RecordedEvent[] = [];
   try {
@@ -122,7 +123,7 @@ async function copiedPrefix(
         ) {
           count(tally, original, copy.metadata);
         }
-        first ??= original.position;
+        tally.first ??= original.position;
         after = original.position;
         events++;
         unchecked.push(copy);
@@ -148,7 +149,7 @@ async function copiedPrefix(
     await sourceEvents.return?.();
   }
   if (unchecked.length > 0) await assertProtected(rewrite, unchecked);
-  return { after, first, events };
+  return { after, events };
 }
 
 function isCopyOf(copy: RecordedEvent, original: RecordedEvent): boolean {
@@ -185,6 +186,7 @@ async function copyPage(
   page: RecordedEvent[],
   tally: Tally,
 ): Promise<number> {
+  tally.first ??= page[0].position;
   const replacements = await rewrite.rewrite(page);
   const copies: NewEvent[] = page.map((event, index) => {
     const replacement = replacements[index];
