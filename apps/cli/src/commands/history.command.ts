@@ -128,8 +128,8 @@ async function copyProtected(
       target,
       { rewrite: (events) => store.protectStored(events), record },
       'HistoryProtected.v1',
+      () => replayOnCopy(config),
     );
-    await replayOnCopy(config);
     if (done === null) return { events: 0, position: null };
     return { ...printed(done), copied: done.copied, resumed: done.resumed };
   } finally {
@@ -142,8 +142,8 @@ async function copyProtected(
  * beside it (the sessions, the saga) start again from its beginning, as their handlers allow. The
  * shared read models' checkpoint is put beyond every log, so that the projector refuses to start
  * on them (never resuming at a position that means another event here) until `projections
- * rebuild` has made them from the copy. Again on a run that finds the copy complete, in case the
- * run before ended in between.
+ * rebuild` has made them from the copy. Before the copy is recorded as done: never on a database
+ * already in use.
  */
 async function replayOnCopy(config: ChronicleConfig): Promise<void> {
   const checkpoints = await openCheckpointStore(config);

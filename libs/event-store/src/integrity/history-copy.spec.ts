@@ -173,6 +173,26 @@ describe('copyHistory: a history copied, protected, into a new database', () => 
     expect((await verifyChain(target.readChain(), 'stream')).broken).toBeNull();
   });
 
+  it('runs beforeRecord once the copy is whole, before the record: a failure there leaves it unrecorded', async () => {
+    const failing = jest.fn(async () => {
+      expect((await all(target)).map((event) => event.type)).not.toContain(RECORD);
+      throw new Error('MongoDB is down');
+    });
+    await expect(copyHistory(source, target, protect, RECORD, failing)).rejects.toThrow('MongoDB is down');
+    expect(await all(target)).toHaveLength(7);
+
+    const after = jest.fn(() => Promise.resolve());
+    expect(await copyHistory(source, target, protect, RECORD, after)).toMatchObject({
+      copied: 0,
+      resumed: 7,
+    });
+    expect(failing).toHaveBeenCalledTimes(1);
+    expect(after).toHaveBeenCalledTimes(1);
+    // Complete: nothing runs again.
+    expect(await copyHistory(source, target, protect, RECORD, after)).toBeNull();
+    expect(after).toHaveBeenCalledTimes(1);
+  });
+
   it('refuses a target that holds another history, and writes nothing to it', async () => {
     await target.append('other-1', [newEvent('SessionEnded.v1', { sessionId: 'x' })], 'no_stream');
 

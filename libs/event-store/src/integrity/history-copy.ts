@@ -45,13 +45,16 @@ interface Tally {
  * atomic), and the next run checks that prefix event by event and goes on after it. A target holding
  * anything else (another history, a copy of an older head, plaintext) is refused. A source written
  * to during the copy is refused at its end, before the record: writers must be stopped.
- * Returns null when the target already holds the complete copy of the source as it is.
+ * `beforeRecord` runs once the copy is whole and verified, before the record: what must hold when
+ * the copy is done. Returns null when the target already holds the complete copy of the source as
+ * it is (and runs nothing).
  */
 export async function copyHistory(
   source: EventStore,
   target: EventStore,
   rewrite: HistoryRewrite,
   recordType: string,
+  beforeRecord: () => Promise<void> = () => Promise.resolve(),
 ): Promise<HistoryCopyResult | null> {
   const before = await verifyChain(source.readChain(), source.chainScope);
   if (before.broken !== null) throw new HistoryBrokenError(before.broken);
@@ -93,6 +96,8 @@ export async function copyHistory(
     erased: tally.erased,
   };
   const { stream, event } = rewrite.record(summary);
+  // Done before the record: a run that ends in between does it again, and none after one recorded.
+  await beforeRecord();
   const { position } = await target.append(stream, [event], 'any');
   return { ...summary, recorded: position, copied, resumed: prefix.events };
 }
