@@ -97,6 +97,33 @@ function describeCheckpointStoreContract(
     expect((await store.parked('p')).map((m) => m.eventId)).toEqual(['e-10']);
   });
 
+  it("forgets one processor's position and state on reset, and keeps its parked messages and the others'", async () => {
+    await store.storeState('p', position(5), new Map([['a', 1]]));
+    await store.storeState('q', position(6), new Map([['a', 2]]));
+    await store.park({
+      processor: 'p',
+      eventId: 'e-1',
+      stream: 'user-e-1',
+      revision: 0,
+      type: 'UserPatched.v1',
+      position: position(4),
+      reason: 'permanent',
+      attempts: 1,
+      parkedAt: '2026-01-01T00:00:00.000Z',
+    });
+
+    await store.reset('p');
+
+    expect(await store.load('p')).toBeNull();
+    expect(await store.loadState('p')).toEqual(new Map());
+    expect(await store.load('q')).toEqual(position(6));
+    expect(await store.loadState('q')).toEqual(new Map([['a', 2]]));
+    expect((await store.parked('p')).map((message) => message.eventId)).toEqual(['e-1']);
+    // Stored anew from the start, as a processor replaying does: no later position refuses it.
+    await store.storeState('p', position(1), new Map([['b', 3]]));
+    expect(await store.loadState('p')).toEqual(new Map([['b', 3]]));
+  });
+
   it('moves the position with no changed entry', async () => {
     await store.storeState('p', position(3), new Map([['a', 1]]));
     await store.storeState('p', position(4), new Map());

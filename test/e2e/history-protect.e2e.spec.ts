@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rawStore } from './support/backend';
 import { jsonLines, runCliProcess as cli } from './support/cli-process';
+import { writeOlderBuildHistory } from './support/older-build';
 import { E2E_BACKEND, newDataDir, sendAs, startTestApp } from './support/test-app';
 
 /** The forms a value could be kept in: as text, as JSON-escaped text, and as base64. */
@@ -28,13 +29,6 @@ async function run(dataDir: string, ...args: string[]): Promise<{ code: number; 
     const erasedId = randomUUID();
     // Names no other test data holds, so that a scan finds only these.
     const names = ['Plaintext Wombat-Xq', 'Renamed Wombat-Xq', 'Erased Numbat-Xq'];
-    const metadata = {
-      actor: 'system',
-      correlationId: 'older-build',
-      causationId: null,
-      occurredAt: '2020-01-01T00:00:00.000Z',
-    };
-
     const eventsDbBytes = () =>
       Buffer.concat(
         readdirSync(dataDir)
@@ -43,32 +37,13 @@ async function run(dataDir: string, ...args: string[]): Promise<{ code: number; 
       );
 
     beforeAll(async () => {
-      // As an older build wrote them: plaintext values, no personalData marker.
-      const raw = await rawStore(dataDir);
-      try {
-        const registered = (id: string, name: string) => ({
-          id: randomUUID(),
-          type: 'UserRegistered.v1',
-          data: { userId: id, accountId: null, name, age: 41, createdon: '2020-01-01T00:00:00.000Z' },
-          metadata,
-        });
-        await raw.append(`user-${userId}`, [registered(userId, names[0])], 'no_stream');
-        await raw.append(`user-${erasedId}`, [registered(erasedId, names[2])], 'no_stream');
-        await raw.append(
-          `user-${userId}`,
-          [
-            {
-              id: randomUUID(),
-              type: 'UserPatched.v1',
-              data: { userId, changes: { name: names[1] }, modifiedon: '2020-01-02T00:00:00.000Z' },
-              metadata,
-            },
-          ],
-          0,
-        );
-      } finally {
-        await raw.close();
-      }
+      await writeOlderBuildHistory(dataDir, {
+        userId,
+        erasedId,
+        name: names[0],
+        renamed: names[1],
+        erasedName: names[2],
+      });
       // A seal kept long before the protect; one user erased with the build that encrypts.
       const early = await run(dataDir, 'audit', 'seal');
       expect(early.code).toBe(0);

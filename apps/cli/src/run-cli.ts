@@ -23,7 +23,7 @@ import {
   ParseConfigOptions,
 } from '@chronicle/config';
 import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/domain';
-import { HistoryBrokenError } from '@chronicle/event-store';
+import { HistoryBrokenError, HistoryCopyError } from '@chronicle/event-store';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
 import { BackupError } from './backup/data-dir-backup';
@@ -221,6 +221,7 @@ function reportError(error: unknown): number {
     error instanceof ErasureReceiptError ||
     error instanceof HistoryProtectError ||
     error instanceof HistoryBrokenError ||
+    error instanceof HistoryCopyError ||
     error instanceof UnknownEventTypeError
   ) {
     printError({ error: error.code, message: error.message });

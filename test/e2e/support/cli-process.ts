@@ -26,16 +26,25 @@ export function runCliWithInput(
   return runCliWith({ dataDir, input }, ...args);
 }
 
-/** The same, with Node options (such as GC_PRESSURE) after the TypeScript loader. */
+/**
+ * The same, with Node options (such as GC_PRESSURE) after the TypeScript loader, and `env` over the
+ * data directory's stores (another EventStoreDB database, say).
+ */
 export async function runCliWith(
   {
     dataDir,
     input = null,
     nodeOptions = [],
-  }: { dataDir: string; input?: string | null; nodeOptions?: readonly string[] },
+    env: extra = {},
+  }: {
+    dataDir: string;
+    input?: string | null;
+    nodeOptions?: readonly string[];
+    env?: Record<string, string>;
+  },
   ...args: string[]
 ): Promise<CliResult> {
-  const { command, env } = await cliCommand(dataDir, args, nodeOptions);
+  const { command, env } = await cliCommand(dataDir, args, nodeOptions, extra);
   return new Promise((resolve) => {
     const child = execFile(
       command[0],
@@ -58,6 +67,7 @@ export async function cliCommand(
   dataDir: string,
   args: string[],
   nodeOptions: readonly string[] = [],
+  extra: Record<string, string> = {},
 ): Promise<{ command: string[]; env: NodeJS.ProcessEnv }> {
   const stores = await backendEnv(dataDir);
   return {
@@ -69,7 +79,13 @@ export async function cliCommand(
       join(ROOT, 'apps/cli/src/main.ts'),
       ...args,
     ],
-    env: { ...process.env, DATA_DIR: dataDir, ...stores, SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      ...stores,
+      ...extra,
+      SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
+    },
   };
 }
 

@@ -103,6 +103,14 @@ export class SqliteCheckpointStore extends CheckpointStore {
     );
   }
 
+  reset(processor: string): Promise<void> {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM processor_state WHERE processor = ?').run(processor);
+      this.db.prepare('DELETE FROM processor_checkpoints WHERE processor = ?').run(processor);
+    })();
+    return Promise.resolve();
+  }
+
   /** Opens `file` (the embedded store's events.db, or a file of its own), creating the tables if needed. */
   static open(file: string, options: { busyTimeoutMs?: number } = {}): SqliteCheckpointStore {
     // Private from its creation, as the event store's own file is.

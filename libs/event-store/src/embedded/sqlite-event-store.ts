@@ -9,8 +9,6 @@ import {
   type ChainRef,
   EventStore,
   type EventStoreObserver,
-  type EventData,
-  type EventMetadata,
   type EventSubscription,
   type ExpectedRevision,
   type LinkedChainLink,
@@ -26,7 +24,12 @@ import { validateAppend } from '../append-validation';
 import { validateLogQuery, validateReadAll, validFromRevision } from '../read-validation';
 import { type Position, position } from '../position';
 import { type ChainLink, chainHash, GENESIS_HASH } from '../integrity/history-chain';
-import { type ChainBreak, type HistoryHead, linkBreak } from '../integrity/chain-verifier';
+import { linkBreak } from '../integrity/chain-verifier';
+import {
+  HistoryBrokenError,
+  type HistoryRewrite,
+  type HistoryRewriteSummary,
+} from '../integrity/history-rewrite';
 import { EVENT_COLUMNS, type EventRow, toChainLink, toRecordedEvent } from './event-row';
 import { NO_UPDATE_TRIGGER, prepareSchema, SCHEMA_VERSION } from './events-schema';
 import { type EventLog, type EventPage, SqliteSubscription } from './sqlite-subscription';
@@ -61,35 +64,6 @@ export class DuplicateEventIdError extends Error {
   ) {
     super(`Stream ${stream}: event id ${eventId} is already stored`);
     this.name = 'DuplicateEventIdError';
-  }
-}
-
-/** What `rewriteHistory` does: the new data and metadata of each event, and the event that records it. */
-export interface HistoryRewrite {
-  /** What each event of a page becomes, in order; null leaves it as it is. */
-  rewrite(events: RecordedEvent[]): Promise<Array<{ data: EventData; metadata: EventMetadata } | null>>;
-  /** The event recording the rewrite, appended in its transaction (only when an event changed). */
-  record(summary: HistoryRewriteSummary): { stream: string; event: NewEvent };
-}
-
-export interface HistoryRewriteSummary {
-  /** The head before the rewrite, and the re-chained head the record chains to. */
-  oldHead: HistoryHead;
-  newHead: HistoryHead;
-  /** The first event changed (the chain is recomputed from there on), and how many were. */
-  firstChanged: string;
-  changed: number;
-}
-
-/** The history does not verify: it is not re-chained, which would make an edit look genuine. */
-export class HistoryBrokenError extends Error {
-  readonly code = 'history-broken';
-  constructor(readonly broken: ChainBreak) {
-    super(
-      `The hash chain breaks at position ${broken.position} (${broken.reason}): the history is not rewritten ` +
-        'over a break, which would make the edit look genuine (see audit verify)',
-    );
-    this.name = 'HistoryBrokenError';
   }
 }
 
@@ -536,6 +510,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
     let hash = GENESIS_HASH;
     let firstChanged: string | null = null;
     let changed = 0;
+    let erased = 0;
     let cursor = Number.MIN_SAFE_INTEGER;
     for (;;) {
       const rows = this.selectAfter.all(cursor, this.readBatchSize);
@@ -548,6 +523,7 @@ export class SqliteEventStore extends EventStore implements EventLog {
         const replacement = replacements[index];
         if (replacement !== null) {
           changed++;
+          if (replacement.metadata.personalData === 'erased') erased++;
           firstChanged ??= link.position;
         }
         if (firstChanged === null) {
@@ -565,7 +541,13 @@ export class SqliteEventStore extends EventStore implements EventLog {
     const last = previous as ChainLink | null;
     if (last === null || firstChanged === null) return null;
     const head = { position: last.position, recordedAt: last.recordedAt };
-    return { oldHead: { ...head, hash: last.hash }, newHead: { ...head, hash }, firstChanged, changed };
+    return {
+      oldHead: { ...head, hash: last.hash },
+      newHead: { ...head, hash },
+      firstChanged,
+      changed,
+      erased,
+    };
   }
 
   /** Commits appends already requested, ends every subscription, then closes the file. */

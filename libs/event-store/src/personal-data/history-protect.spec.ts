@@ -4,12 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventSchemaOf } from '@chronicle/domain';
 import { SqliteDataKeyStore } from '../embedded/sqlite-data-key-store';
-import { HistoryBrokenError, type HistoryRewrite, SqliteEventStore } from '../embedded/sqlite-event-store';
+import { SqliteEventStore } from '../embedded/sqlite-event-store';
+import { HistoryBrokenError, type HistoryRewrite } from '../integrity/history-rewrite';
 import { EventStore, RecordedEvent } from '../event-store.port';
 import { verifyChain } from '../integrity';
 import { newEvent } from '../new-event.spec-helper';
 import { DataKeyRing } from './data-key-ring';
 import { PersonalDataEventStore } from './personal-data-event-store';
+import {
+  plaintextPatched as patched,
+  plaintextRegistered as registered,
+} from './plaintext-events.spec-helper';
 
 const SECRET = Buffer.from('the data key secret of this spec, long enough');
 const ada = '0190a1b2-0000-7000-8000-0000000000a1';
@@ -22,16 +27,6 @@ describe('history protect: SqliteEventStore.rewriteHistory with PersonalDataEven
   let keyStore: SqliteDataKeyStore;
   let store: PersonalDataEventStore;
 
-  const registered = (userId: string, name: string) =>
-    newEvent('UserRegistered.v1', {
-      userId,
-      accountId: null,
-      name,
-      age: 36,
-      createdon: '2020-01-01T00:00:00.000Z',
-    });
-  const patched = (userId: string, name: string) =>
-    newEvent('UserPatched.v1', { userId, changes: { name }, modifiedon: '2020-01-02T00:00:00.000Z' });
   const protect: HistoryRewrite = {
     rewrite: (events) => store.protectStored(events),
     record: (summary) => ({
@@ -90,6 +85,7 @@ describe('history protect: SqliteEventStore.rewriteHistory with PersonalDataEven
       },
       firstChanged: '2',
       changed: 3,
+      erased: 0,
       recorded: { commit: 6n, prepare: 6n },
     });
     expect(done!.newHead.hash).not.toBe(before.head!.hash);
@@ -127,7 +123,7 @@ describe('history protect: SqliteEventStore.rewriteHistory with PersonalDataEven
   it("makes an erased subject's plaintext values null, marked erased", async () => {
     await keyStore.destroy({ subject: { kind: 'user', id: bob }, erasedAt: '2026-11-27T01:00:00.000Z' });
 
-    await adapter.rewriteHistory(protect);
+    expect(await adapter.rewriteHistory(protect)).toMatchObject({ changed: 3, erased: 1 });
 
     const [bobs] = await adapter.readStream(`user-${bob}`);
     expect(bobs.data).toMatchObject({ name: null, age: null });

@@ -54,5 +54,11 @@ export abstract class CheckpointStore {
   /** Removes a parked message; false when there was none. */
   abstract unpark(processor: string, eventId: string): Promise<boolean>;
 
+  /**
+   * Forgets the processor's position and state (not its parked messages): it starts from the
+   * beginning of the log again. For a log whose positions are another's (history protect --to).
+   */
+  abstract reset(processor: string): Promise<void>;
+
   abstract close(): Promise<void>;
 }

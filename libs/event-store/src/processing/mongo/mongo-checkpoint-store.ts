@@ -147,6 +147,12 @@ export class MongoCheckpointStore extends CheckpointStore {
     return result.deletedCount > 0;
   }
 
+  // The state first: a crash in between leaves no state without its checkpoint to replay after.
+  async reset(processor: string): Promise<void> {
+    await this.processorState.deleteMany({ processor });
+    await this.checkpoints.deleteOne({ _id: processor });
+  }
+
   async close(): Promise<void> {
     await this.client.close();
   }
