@@ -381,6 +381,22 @@ describe('ReadModelSnapshots', () => {
     expect(written()).toEqual(expect.arrayContaining([expect.stringContaining('written at position 3:')]));
   });
 
+  it('sets off no write of the whole models after an erasure: the next comes when the policy would have written it', async () => {
+    await registerCustomers(1, 3);
+    const { apply, store, snapshots } = await observed({ everyEvents: 2, maxTimeShare: 1 });
+    await apply(2);
+    await snapshots.settled();
+    expect(written()).toEqual([expect.stringContaining('written at position 2:')]);
+    await store.applyBatch([{ collection: 'customers', id: 1, position: position(3), remove: true }], {
+      projection: CHECKPOINT,
+      position: position(3),
+    });
+    await snapshots.settled();
+    // One event past the snapshot it removed: not due (every 2), so nothing is encoded.
+    expect(statSync(file(), { throwIfNoEntry: false })).toBeUndefined();
+    expect(written()).toHaveLength(1);
+  });
+
   it('removes the snapshot a write under way during an erasure leaves, once that write is done', async () => {
     await registerCustomers(1, 3);
     const { store, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 0.001 });

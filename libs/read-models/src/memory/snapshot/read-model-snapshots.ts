@@ -118,8 +118,8 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
    * that deleted documents (an erasure), the snapshot on disk is removed at once, or as soon as
    * the write under way ends: an erased subject must not stay readable in the file. Removing it
    * costs the same whatever the models hold, where writing a new one costs their whole size (a
-   * second at a million customers); the next is written when the policy says, or at a graceful
-   * stop, and a crash before then replays every event.
+   * second at a million customers); the next is written when the policy would have written it
+   * anyway, or at a graceful stop, and a crash before then replays every event.
    */
   applied(checkpoint: Checkpoint, removed: boolean): void {
     if (checkpoint.projection !== this.options.checkpointName) return;
@@ -162,9 +162,12 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
     }
   }
 
-  /** The snapshot holding documents since deleted goes, durably: the next write covers every event. */
+  /**
+   * The snapshot holding documents since deleted goes, durably. `covered` stays: the next write
+   * comes when the policy would have written it anyway (or at a graceful stop), so that an
+   * erasure sets off no write of the whole models.
+   */
   private async discardErased(): Promise<void> {
-    this.covered = null;
     try {
       await removeFileDurably(this.file);
     } catch (error) {
