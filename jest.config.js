@@ -46,8 +46,8 @@ module.exports = {
   // (the sagas moved to a worker thread, the CLI's new commands run as child processes, where jest
   // does not count); raised in session 6 to just below what it reached (90.96, 83.42, 89.45, 92.46),
   // and in session 9 (91.49, 84.74, 90.08, 92.85), in session 10 (92.71, 86.91, 91.62, 94.05), and
-  // in session 11 (93.25, 87.76, 92.36, 94.51).
-  coverageThreshold: { global: { statements: 92.8, branches: 87.3, functions: 91.9, lines: 94 } },
+  // in session 11 (93.25, 87.76, 92.36, 94.51), and in session 13 (93.7, 88.25, 92.96, 94.91).
+  coverageThreshold: { global: { statements: 93.4, branches: 88, functions: 92.7, lines: 94.6 } },
   projects: [
     // The bench's own logic (its report writer, its CPU reading) is unit-tested like the code.
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench}/**/*.spec.ts'] },
