@@ -126,9 +126,7 @@ type Statements = ReturnType<typeof prepare>;
 
 function prepare(db: Database.Database, wrapper: DataKeyWrapper) {
   const get = db.prepare('SELECT subject, kind, id, wrapped, erased_at FROM data_keys WHERE subject = ?');
-  const insert = db.prepare(
-    'INSERT INTO data_keys (subject, kind, id, wrapped, erased_at) VALUES (?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare('INSERT INTO data_keys (subject, kind, id, wrapped) VALUES (?, ?, ?, ?)');
   const insertErased = db.prepare(
     'INSERT INTO data_keys (subject, kind, id, wrapped, erased_at, destroyed_at) VALUES (?, ?, ?, NULL, ?, ?)',
   );
@@ -143,7 +141,7 @@ function prepare(db: Database.Database, wrapper: DataKeyWrapper) {
         const held = get.get(name) as Row | undefined;
         if (held === undefined) {
           const key = DataKeyWrapper.newKey();
-          insert.run(name, subject.kind, subject.id, wrapper.wrap(name, key), null);
+          insert.run(name, subject.kind, subject.id, wrapper.wrap(name, key));
           keys.set(name, { state: 'active', key });
         } else if (held.wrapped === null) {
           keys.set(name, { state: 'erased', erasure: erasureOf(held) });

@@ -121,8 +121,8 @@ export class DataKeyRing {
       const done = new Promise<void>((resolve) => queueMicrotask(resolve)).then(async () => {
         this.pending = null;
         const wanted = [...batch.values()];
-        // Most subjects written to have a key already (their key expired from memory): read
-        // without the store's write lock, and make only the rest (a durable write each batch).
+        // Most subjects written to have a key already (made by another process, or evicted from
+        // memory): read without the store's write lock, and make only the rest (one durable write).
         const held = await this.store.getMany(wanted);
         const absent = wanted.filter((subject) => !held.has(subjectName(subject)));
         const keys = new Map<string, RingKey>();

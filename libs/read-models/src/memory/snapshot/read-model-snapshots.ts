@@ -135,10 +135,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
   private consider(): void {
     if (this.erasing && this.writing === null) {
       this.erasing = false;
-      this.writing = this.discardErased().finally(() => {
-        this.writing = null;
-        this.consider();
-      });
+      this.alone(() => this.discardErased());
       return;
     }
     if (this.stopped || this.latest === null || this.writing !== null || this.recheck !== null) return;
@@ -149,10 +146,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
       writing: false,
     };
     if (snapshotDue(state, this.policy)) {
-      this.writing = this.write().finally(() => {
-        this.writing = null;
-        this.consider();
-      });
+      this.alone(() => this.write());
     } else if (snapshotDue({ ...state, msSinceLast: Number.POSITIVE_INFINITY }, this.policy)) {
       const wait = pauseAfter(state.lastDurationMs, this.policy) - state.msSinceLast;
       this.recheck = setTimeout(() => {
@@ -160,6 +154,14 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
         this.consider();
       }, wait).unref();
     }
+  }
+
+  /** Runs `work` on the file, one piece of work at a time, then looks again at what is due. */
+  private alone(work: () => Promise<void>): void {
+    this.writing = work().finally(() => {
+      this.writing = null;
+      this.consider();
+    });
   }
 
   /**
