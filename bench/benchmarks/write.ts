@@ -399,7 +399,7 @@ export const write: Benchmark = {
           'that ran out of keys aborts the bench instead of measuring replays). A key costs ' +
           `${Math.round(keyCostUs)} µs of server CPU per PATCH (medians, keyed minus unkeyed): its SHA-256, the ` +
           'claim before the handler (one upsert in DATA_DIR/idempotency.db), the answer sealed (AES-GCM) and ' +
-          "kept after it (one keyed update), each its own commit, and a trim of the account's keys every 16 " +
+          "kept after it (one keyed update), the writes of concurrent requests sharing a commit, and a trim of the account's keys every 64 " +
           'claims.',
         'The server runs in the bench harness (bench/harness/api-harness.ts): the built app plus a commit counter ' +
           'and the lag observer, which is off in the paced rounds that give the CPU per request.',

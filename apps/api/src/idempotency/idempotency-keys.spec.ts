@@ -10,6 +10,7 @@ import {
   KeyOutcome,
   parseIdempotencyKey,
   requestFingerprint,
+  TRIM_EVERY,
 } from './idempotency-keys';
 import { KEYS_PER_ACCOUNT } from './idempotency-store';
 import { IDEMPOTENCY_FILE, SqliteEventStore, UnreadableCiphertextError } from '@chronicle/event-store';
@@ -248,7 +249,7 @@ describe('IdempotencyKeys', () => {
     const db = (store as unknown as { db: { prepare(sql: string): { get(): { n: number } } } }).db;
     const { n } = db.prepare('SELECT count(*) AS n FROM idempotency').get();
     expect(n).toBeGreaterThanOrEqual(KEYS_PER_ACCOUNT);
-    expect(n).toBeLessThanOrEqual(KEYS_PER_ACCOUNT + 16);
+    expect(n).toBeLessThanOrEqual(KEYS_PER_ACCOUNT + TRIM_EVERY);
     // The newest are the ones kept.
     expect('replay' in (await keys.begin('a-1', `key-${3 * KEYS_PER_ACCOUNT - 1}`, 'fp', attempt()))).toBe(
       true,

@@ -36,7 +36,7 @@ export const IDEMPOTENCY_KEY_SCHEMA = {
 /** Headers of a first answer that are replayed with its status and body. */
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'vary'] as const;
 /** New keys between two trims of an account's records: the bound is KEYS_PER_ACCOUNT plus this. */
-const TRIM_EVERY = 16;
+export const TRIM_EVERY = 64;
 const PRUNE_INTERVAL_MS = 60_000;
 /**
  * Kept for a key whose first request wrote its events and died before its answer was kept: the

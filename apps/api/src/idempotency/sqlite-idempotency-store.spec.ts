@@ -54,4 +54,43 @@ describe('SqliteIdempotencyStore', () => {
     reopened.close();
     expect(indexes).toEqual(['idempotency_by_scope']);
   });
+
+  it('commits the writes asked for in one turn together, each answered as if alone', async () => {
+    const store = new SqliteIdempotencyStore(dir);
+    const claim = (key: string, owner: string) => ({
+      scope: 'account-1',
+      key,
+      fingerprint: `fp-${key}`,
+      owner,
+      after: null,
+      now: 1_000,
+    });
+    // Twenty keys, and one of them twice: within the shared transaction the second finds it held.
+    const claims = await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => store.claim(claim(`k${i}`, `a${i}`))),
+      store.claim(claim('k0', 'b0')),
+    ]);
+    expect(claims.slice(0, 20)).toEqual(new Array(20).fill(null));
+    expect(claims[20]).toEqual({
+      fingerprint: 'fp-k0',
+      started: 1_000,
+      response: null,
+      owner: 'a0',
+      after: null,
+    });
+    await Promise.all([
+      store.complete('account-1', 'k1', 'a1', 'answer'),
+      store.release('account-1', 'k2', 'a2'),
+    ]);
+    expect(await store.claim(claim('k1', 'c1'))).toMatchObject({ response: 'answer', owner: 'a1' });
+    expect(await store.claim(claim('k2', 'c2'))).toBeNull();
+
+    // One commit per turn: a commit per write put two pages (the record and its index) in the
+    // write-ahead log each, 40 or more for the claims alone.
+    const db = openSidecarDatabase(dir, IDEMPOTENCY_FILE);
+    const [{ log: frames }] = db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
+    db.close();
+    await store.close();
+    expect(frames).toBeLessThan(20);
+  });
 });
