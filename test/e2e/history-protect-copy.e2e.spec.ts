@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EsdbDouble, startEsdbDouble } from '../doubles/esdb/esdb-double';
 import { backendEnv, esdbDoubleOf } from './support/backend';
 import { byteScanner } from './support/byte-scan';
-import { jsonLines, runCliWith } from './support/cli-process';
-import { writeOlderBuildHistory } from './support/older-build';
-import { E2E_BACKEND, newDataDir, sendAs, startTestApp, TestAccount } from './support/test-app';
+import { runCliJson } from './support/cli-process';
+import { historyToProtect } from './support/older-build';
+import { E2E_BACKEND, sendAs, startTestApp, TestAccount } from './support/test-app';
 
 /** Every event of an EventStoreDB double as it stores them: data and metadata bytes. */
 function scanLog(double: EsdbDouble, texts: string[]): string[] {
@@ -25,24 +24,21 @@ function scanLog(double: EsdbDouble, texts: string[]): string[] {
 (E2E_BACKEND === 'doubles' ? describe : describe.skip)(
   'history protect --to: an EventStoreDB history copied, protected',
   () => {
-    const dataDir = newDataDir();
-    const keptDir = newDataDir();
-    const userId = randomUUID();
-    const erasedId = randomUUID();
     const customerId = 9_001;
     // Texts no other test data holds, so that a scan finds only these.
     const names = ['Copied Wombat-Qz', 'Renamed Wombat-Qz', 'Erased Numbat-Qz', 'Customer Quokka-Qz'];
     const address = 'quokka-qz@example.com';
+    const history = historyToProtect(
+      { name: names[0], renamed: names[1], erasedName: names[2] },
+      { customerId, name: names[3], email: address },
+    );
+    const { dataDir, keptDir, userId, erasedId } = history;
     let target: EsdbDouble;
     let targetEnv: Record<string, string>;
     let admin: TestAccount;
     const served: Record<string, unknown> = {};
 
-    const cli = async (env: Record<string, string>, ...args: string[]) => {
-      const result = await runCliWith({ dataDir, env }, ...args);
-      const [json] = jsonLines(result.stdout || result.stderr);
-      return { code: result.code, json };
-    };
+    const cli = (env: Record<string, string>, ...args: string[]) => runCliJson({ dataDir, env }, ...args);
     const onSource = (...args: string[]) => cli({}, ...args);
     const onTarget = (...args: string[]) => cli(targetEnv, ...args);
 
@@ -64,12 +60,7 @@ function scanLog(double: EsdbDouble, texts: string[]): string[] {
     beforeAll(async () => {
       target = await startEsdbDouble();
       targetEnv = { EVENTSTORE_URL: target.connectionString };
-      await writeOlderBuildHistory(
-        dataDir,
-        { userId, erasedId, name: names[0], renamed: names[1], erasedName: names[2] },
-        { customerId, name: names[3], email: address },
-      );
-      expect((await onSource('erase', '--user', erasedId)).code).toBe(0);
+      await history.setUp();
       // And what the current build writes, encrypted: an administrator.
       const source = await startTestApp({ dataDir });
       try {

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rawStore } from './support/backend';
-import { jsonLines, runCliProcess as cli } from './support/cli-process';
-import { writeOlderBuildHistory } from './support/older-build';
+import { jsonLines, runCliJson, runCliProcess as cli } from './support/cli-process';
+import { historyToProtect } from './support/older-build';
 import { E2E_BACKEND, newDataDir, sendAs, startTestApp } from './support/test-app';
 
 /** The forms a value could be kept in: as text, as JSON-escaped text, and as base64. */
@@ -13,22 +12,15 @@ const spellings = (text: string): Buffer[] => [
   Buffer.from(Buffer.from(text, 'utf8').toString('base64').slice(0, -4), 'utf8'),
 ];
 
-/** The CLI's first JSON line on stdout (or stderr) and its exit code. */
-async function run(dataDir: string, ...args: string[]): Promise<{ code: number; json: Record<string, any> }> {
-  const result = await cli(dataDir, ...args);
-  const [json] = jsonLines(result.stdout || result.stderr);
-  return { code: result.code, json };
-}
+const run = (dataDir: string, ...args: string[]) => runCliJson({ dataDir }, ...args);
 
 (E2E_BACKEND === 'embedded' ? describe : describe.skip)(
   'history protect on a store written before encryption',
   () => {
-    const dataDir = newDataDir();
-    const keptDir = newDataDir();
-    const userId = randomUUID();
-    const erasedId = randomUUID();
     // Names no other test data holds, so that a scan finds only these.
     const names = ['Plaintext Wombat-Xq', 'Renamed Wombat-Xq', 'Erased Numbat-Xq'];
+    const history = historyToProtect({ name: names[0], renamed: names[1], erasedName: names[2] });
+    const { dataDir, keptDir, userId, erasedId } = history;
     const eventsDbBytes = () =>
       Buffer.concat(
         readdirSync(dataDir)
@@ -37,18 +29,12 @@ async function run(dataDir: string, ...args: string[]): Promise<{ code: number; 
       );
 
     beforeAll(async () => {
-      await writeOlderBuildHistory(dataDir, {
-        userId,
-        erasedId,
-        name: names[0],
-        renamed: names[1],
-        erasedName: names[2],
-      });
       // A seal kept long before the protect; one user erased with the build that encrypts.
-      const early = await run(dataDir, 'audit', 'seal');
-      expect(early.code).toBe(0);
-      writeFileSync(join(keptDir, 'early-seal.json'), JSON.stringify(early.json));
-      expect((await run(dataDir, 'erase', '--user', erasedId)).code).toBe(0);
+      await history.setUp(async () => {
+        const early = await run(dataDir, 'audit', 'seal');
+        expect(early.code).toBe(0);
+        writeFileSync(join(keptDir, 'early-seal.json'), JSON.stringify(early.json));
+      });
       const receipt = await run(dataDir, 'audit', 'receipt', '--subject', `user-${erasedId}`);
       expect(receipt.code).toBe(0);
       writeFileSync(join(keptDir, 'receipt.json'), JSON.stringify(receipt.json));

@@ -10,7 +10,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Files written here hold secrets, hashes and reset links: readable by their owner only. */
@@ -131,7 +131,11 @@ export async function appendLineDurably(file: string, line: string): Promise<voi
 
 /** Deletes `file` (absent: nothing to do), durably: the directory's entry is gone from disk too. */
 export async function removeFileDurably(file: string): Promise<void> {
-  await rm(file, { force: true });
+  try {
+    await unlink(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
   await syncDirectory(dirname(file));
 }
 

@@ -89,6 +89,16 @@ export async function cliCommand(
   };
 }
 
+/** The CLI's exit code and its first JSON line on stdout (or, when it printed none there, on stderr). */
+export async function runCliJson(
+  options: Parameters<typeof runCliWith>[0],
+  ...args: string[]
+): Promise<{ code: number; json: Record<string, any> }> {
+  const result = await runCliWith(options, ...args);
+  const [json] = jsonLines(result.stdout || result.stderr);
+  return { code: result.code, json };
+}
+
 /** JSON lines as objects. */
 export const jsonLines = (text: string): Array<Record<string, any>> =>
   text

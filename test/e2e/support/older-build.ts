@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { NewEvent } from '@chronicle/event-store';
 import { rawStore } from './backend';
+import { runCliJson } from './cli-process';
+import { newDataDir } from './test-app';
 
 const metadata = {
   actor: 'system',
@@ -53,4 +55,30 @@ export async function writeOlderBuildHistory(
   } finally {
     await raw.close();
   }
+}
+
+/**
+ * What `history protect` is tried on: a data directory, another for what a test keeps aside (seals,
+ * receipts), and the ids of the two users. `setUp` (in a beforeAll) writes the older build's
+ * history (`texts` its users' names, and the customer when given), runs `beforeErasure`, then
+ * erases the second user with this build, through the CLI.
+ */
+export function historyToProtect(
+  texts: { name: string; renamed: string; erasedName: string },
+  customer?: { customerId: number; name: string; email: string },
+) {
+  const dataDir = newDataDir();
+  const userId = randomUUID();
+  const erasedId = randomUUID();
+  return {
+    dataDir,
+    keptDir: newDataDir(),
+    userId,
+    erasedId,
+    async setUp(beforeErasure: () => Promise<void> = () => Promise.resolve()): Promise<void> {
+      await writeOlderBuildHistory(dataDir, { userId, erasedId, ...texts }, customer);
+      await beforeErasure();
+      expect((await runCliJson({ dataDir }, 'erase', '--user', erasedId)).code).toBe(0);
+    },
+  };
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { signProtection } from '@chronicle/application';
+import { protectionRecord } from '@chronicle/application';
 import { ChronicleConfig } from '@chronicle/config';
 import { EVENTS_FILE, SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
 import { HISTORY_CHAIN_PROCESSOR, HistoryChainWatch } from './history-chain-watch.service';
@@ -188,20 +188,9 @@ describe('HistoryChainWatch', () => {
                   : null,
               ),
             ),
-          record: ({ oldHead, newHead, firstChanged, changed }) => ({
+          record: (summary) => ({
             stream: 'historyprotection',
-            event: {
-              ...event('record'),
-              type: 'HistoryProtected.v1',
-              data: {
-                oldHead,
-                newHead,
-                firstChanged,
-                events: changed,
-                erasedSubjectEvents: 0,
-                signature: signProtection(oldHead, newHead, signedWith),
-              },
-            },
+            event: { ...event('record'), ...protectionRecord(summary, signedWith) },
           }),
         });
       } finally {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { sealKey, signProtection, toNewEvent } from '@chronicle/application';
+import { protectionOf, protectionRecord, sealKey, toNewEvent } from '@chronicle/application';
 import { BACKGROUND_HANDLERS, ChronicleConfig } from '@chronicle/config';
 import { eventSchemaOf, HISTORY_PROTECTION_STREAM, HistoryProtected } from '@chronicle/domain';
 import {
@@ -166,32 +166,8 @@ async function replayOnCopy(config: ChronicleConfig): Promise<void> {
 /** The highest position a checkpoint can name (2^63 - 1): past the end of any log. */
 const BEYOND_EVERY_LOG = { commit: 2n ** 63n - 1n, prepare: 2n ** 63n - 1n };
 
-/** HistoryProtected.v1 of a rewrite or a copy: both heads, signed together under the seal key. */
-function protectionRecord(summary: HistoryRewriteSummary, key: Buffer): HistoryProtected {
-  const { oldHead, newHead, firstChanged, changed, erased } = summary;
-  return {
-    type: 'HistoryProtected.v1',
-    data: {
-      oldHead,
-      newHead,
-      firstChanged,
-      events: changed,
-      erasedSubjectEvents: erased,
-      signature: signProtection(oldHead, newHead, key),
-    },
-  };
-}
-
 function printed(done: HistoryRewriteSummary & { recorded: Position }): HistoryProtectDone {
-  const { oldHead, newHead, firstChanged, changed, erased } = done;
-  return {
-    oldHead,
-    newHead,
-    firstChanged,
-    events: changed,
-    erasedSubjectEvents: erased,
-    position: formatPosition(done.recorded),
-  };
+  return { ...protectionOf(done), position: formatPosition(done.recorded) };
 }
 
 export function registerHistoryCommands(program: Command, config: () => ChronicleConfig): void {

@@ -205,7 +205,7 @@ async function run<C extends ControlCommand>(
   const served = await runOnRunningServers(config.dataDir, command, options);
   if (served.length > 0) return served;
   if (command === 'verify') throw new NoLiveReadModelsError();
-  ReadModelSnapshots.discard(config.dataDir);
+  await ReadModelSnapshots.discard(config.dataDir);
   const scratch = new MemoryReadStore();
   try {
     return [

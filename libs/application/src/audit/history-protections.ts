@@ -5,8 +5,24 @@ import {
   formatPosition,
   parsePosition,
   Position,
+  type HistoryRewriteSummary,
 } from '@chronicle/event-store';
-import { protectionSignedBy } from './audit-seal';
+import { protectionSignedBy, signProtection } from './audit-seal';
+
+/** What a rewrite or a copy records in HistoryProtected.v1, all but the signature. */
+export function protectionOf(summary: HistoryRewriteSummary): Omit<HistoryProtected['data'], 'signature'> {
+  const { oldHead, newHead, firstChanged, changed, erased } = summary;
+  return { oldHead, newHead, firstChanged, events: changed, erasedSubjectEvents: erased };
+}
+
+/** HistoryProtected.v1 of a rewrite or a copy: both heads, signed together under the seal key `key`. */
+export function protectionRecord(summary: HistoryRewriteSummary, key: Buffer): HistoryProtected {
+  const protection = protectionOf(summary);
+  return {
+    type: 'HistoryProtected.v1',
+    data: { ...protection, signature: signProtection(protection.oldHead, protection.newHead, key) },
+  };
+}
 
 /** A `history protect` as recorded, with its record's position. */
 export interface SignedProtection {

@@ -10,6 +10,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventStore, position, SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
@@ -45,6 +46,7 @@ describe('ReadModelSnapshots', () => {
 
   afterEach(async () => {
     jest.useRealTimers();
+    jest.restoreAllMocks();
     for (const snapshots of attached.splice(0)) await snapshots.stop();
     for (const { processor, snapshots } of running.splice(0)) {
       await processor.stop();
@@ -251,7 +253,10 @@ describe('ReadModelSnapshots', () => {
 
     const rebuilt = new MemoryReadStore();
     await rebuilt.applyBatch([], { projection: CHECKPOINT, position: (await events.headPosition())! });
+    const discard = jest.spyOn(ReadModelSnapshots, 'discard');
     expect(started.store.adopt(rebuilt, CHECKPOINT)).toBe(true);
+    // Once removed, before the write of the new models that follows.
+    await discard.mock.results[0].value;
     expect(statSync(file(), { throwIfNoEntry: false })).toBeUndefined();
 
     // The next batch finds every event since the start of the log uncovered: a snapshot is due.
@@ -477,13 +482,64 @@ describe('ReadModelSnapshots', () => {
     ]);
   });
 
-  it('discards a snapshot: gone if there, nothing to do if not, and an error that is not "missing" thrown', () => {
+  it('discards a snapshot: gone if there, nothing to do if not, and an error that is not "missing" thrown', async () => {
     writeFileSync(file(), 'a snapshot');
-    ReadModelSnapshots.discard(dir);
+    await ReadModelSnapshots.discard(dir);
     expect(statSync(file(), { throwIfNoEntry: false })).toBeUndefined();
-    expect(() => ReadModelSnapshots.discard(dir)).not.toThrow();
+    await expect(ReadModelSnapshots.discard(dir)).resolves.not.toThrow();
     mkdirSync(file());
-    expect(() => ReadModelSnapshots.discard(dir)).toThrow(expect.objectContaining({ code: 'EISDIR' }));
+    await expect(ReadModelSnapshots.discard(dir)).rejects.toThrow(
+      expect.objectContaining({ code: 'EISDIR' }),
+    );
+  });
+
+  it('removes a snapshot durably, by a discard, a rebuild or an erasure: DATA_DIR is flushed once it is gone', async () => {
+    // Each flush of DATA_DIR, and whether the snapshot was still there when it came.
+    const flushes: boolean[] = [];
+    const open = fs.open;
+    jest.spyOn(fs, 'open').mockImplementation(async (...args: Parameters<typeof fs.open>) => {
+      const handle = await open(...args);
+      if (args[0] === dir) {
+        const sync = handle.sync.bind(handle);
+        handle.sync = () => {
+          flushes.push(statSync(file(), { throwIfNoEntry: false }) !== undefined);
+          return sync();
+        };
+      }
+      return handle;
+    });
+    writeFileSync(file(), 'a snapshot');
+    await ReadModelSnapshots.discard(dir);
+    expect(flushes).toEqual([false]);
+
+    await registerCustomers(1, 3);
+    const { apply, store, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    await apply(1);
+    await snapshots.settled();
+    flushes.splice(0);
+    const rebuilt = new MemoryReadStore();
+    await rebuilt.applyBatch([], { projection: CHECKPOINT, position: position(1) });
+    expect(store.adopt(rebuilt, CHECKPOINT)).toBe(true);
+    await snapshots.settled();
+    // The removal's flush, then the write of the new models (due every event).
+    expect(flushes).toEqual([false, true]);
+
+    await apply(2);
+    await snapshots.settled();
+    expect(statSync(file(), { throwIfNoEntry: false })).toBeDefined();
+    flushes.splice(0);
+    await store.applyBatch([{ collection: 'customers', id: 1, position: position(3), remove: true }], {
+      projection: CHECKPOINT,
+      position: position(3),
+    });
+    await snapshots.settled();
+    expect(flushes).toEqual([false, true]);
+    expect(written()).toEqual([
+      expect.stringContaining('written at position 1:'),
+      expect.stringContaining('written at position 1:'),
+      expect.stringContaining('written at position 2:'),
+      expect.stringContaining('written at position 3:'),
+    ]);
   });
 
   it('a write that cannot replace the snapshot logs an error and leaves no temporary file; so does a rebuild that cannot remove it', async () => {
@@ -503,6 +559,7 @@ describe('ReadModelSnapshots', () => {
     const rebuilt = new MemoryReadStore();
     await rebuilt.applyBatch([], { projection: CHECKPOINT, position: position(2) });
     expect(store.adopt(rebuilt, CHECKPOINT)).toBe(true);
+    await snapshots.settled();
     expect(errors()[1]).toMatch(
       new RegExp(`^error: Could not remove .*${SNAPSHOT_FILE} after a rebuild: .*EISDIR`),
     );

@@ -1,5 +1,4 @@
 import { open, readdir, unlink } from 'node:fs/promises';
-import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   comparePositions,
@@ -58,8 +57,11 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
   private lastEndedAt = Number.NEGATIVE_INFINITY;
   private lastDurationMs = 0;
   private stopped = false;
-  /** A batch deleted documents (an erasure): the snapshot on disk holds them until it is removed. */
-  private erasing = false;
+  /**
+   * Why the snapshot on disk must go before anything else is done with it: a batch deleted
+   * documents (an erasure) it still holds, or the models it holds were replaced (a rebuild).
+   */
+  private removing: 'an erasure' | 'a rebuild' | null = null;
 
   constructor(
     private readonly store: MemoryReadStore,
@@ -70,13 +72,12 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
     this.policy = { ...DEFAULT_SNAPSHOT_POLICY, ...options.policy };
   }
 
-  /** Removes the snapshot (a rebuild without a running server): the next start replays every event. */
-  static discard(dataDir: string): void {
-    try {
-      unlinkSync(join(dataDir, SNAPSHOT_FILE));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+  /**
+   * Removes the snapshot durably (a rebuild, with or without a running server): a crash right
+   * after cannot bring it back, and the next start replays every event.
+   */
+  static discard(dataDir: string): Promise<void> {
+    return removeFileDurably(join(dataDir, SNAPSHOT_FILE));
   }
 
   /**
@@ -124,7 +125,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
   applied(checkpoint: Checkpoint, removed: boolean): void {
     if (checkpoint.projection !== this.options.checkpointName) return;
     this.latest = checkpoint.position;
-    this.erasing ||= removed;
+    if (removed) this.removing ??= 'an erasure';
     this.consider();
   }
 
@@ -133,9 +134,10 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
    * looks again once it is over, so that a store gone quiet still gets its snapshot.
    */
   private consider(): void {
-    if (this.erasing && this.writing === null) {
-      this.erasing = false;
-      this.alone(() => this.discardErased());
+    if (this.removing !== null && this.writing === null) {
+      const reason = this.removing;
+      this.removing = null;
+      this.alone(() => this.remove(reason));
       return;
     }
     if (this.stopped || this.latest === null || this.writing !== null || this.recheck !== null) return;
@@ -165,26 +167,25 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
   }
 
   /**
-   * The snapshot holding documents since deleted goes, durably. `covered` stays: the next write
-   * comes when the policy would have written it anyway (or at a graceful stop), so that an
-   * erasure sets off no write of the whole models.
+   * The snapshot holding documents since deleted, or models since replaced, goes, durably. After
+   * an erasure `covered` stays: the next write comes when the policy would have written it anyway
+   * (or at a graceful stop), so that an erasure sets off no write of the whole models.
    */
-  private async discardErased(): Promise<void> {
+  private async remove(reason: 'an erasure' | 'a rebuild'): Promise<void> {
     try {
-      await removeFileDurably(this.file);
+      await ReadModelSnapshots.discard(this.options.dataDir);
     } catch (error) {
-      this.options.logger.error(`Could not remove ${this.file} after an erasure: ${errorMessage(error)}`);
+      this.options.logger.error(`Could not remove ${this.file} after ${reason}: ${errorMessage(error)}`);
     }
   }
 
-  /** MemoryReadStoreObserver: the models were rebuilt; the snapshot of the old ones must not come back. */
+  /**
+   * MemoryReadStoreObserver: the models were rebuilt; the snapshot of the old ones must not come
+   * back. It goes at once, or as soon as the write under way ends.
+   */
   replaced(): void {
     this.covered = null;
-    try {
-      ReadModelSnapshots.discard(this.options.dataDir);
-    } catch (error) {
-      this.options.logger.error(`Could not remove ${this.file} after a rebuild: ${errorMessage(error)}`);
-    }
+    this.removing = 'a rebuild';
     this.consider();
   }
 
