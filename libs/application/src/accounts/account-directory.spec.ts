@@ -7,11 +7,15 @@ import {
   accountStreamName,
   addressHasher,
   EVENT_UPCASTERS,
+  eventSchemaOf,
   RESERVATION_KEYS_STREAM,
 } from '@chronicle/domain';
 import {
+  DataKeyRing,
   EventStore,
+  PersonalDataEventStore,
   RecordedEvent,
+  SqliteDataKeyStore,
   SqliteEventStore,
   UpcasterRegistry,
   UpcastingEventStore,
@@ -168,6 +172,36 @@ describe('AccountDirectory', () => {
       expect((await again.findByEmail('ada@example.com'))?.id).toBe('a-1');
       expect(await everything()).toHaveLength(before);
       expect(await keyings()).toEqual([]);
+    });
+
+    it('when started again on a long log, reads it no further than its first reservation', async () => {
+      // As the service composes its store: the personal data layer gathers events in batches.
+      const keyStore = new SqliteDataKeyStore(dir, SECRET);
+      const encrypting = new UpcastingEventStore(
+        new PersonalDataEventStore(raw, new DataKeyRing(keyStore), (type) => eventSchemaOf(type)?.personal),
+        new UpcasterRegistry(EVENT_UPCASTERS),
+      );
+      const directory = () =>
+        new AccountDirectory(encrypting, new EventSourcedRepository(encrypting, clock), clock, {
+          tokenSecret: SECRET,
+        } as ChronicleConfig);
+      await openAccount(directory(), 'ada@example.com', 'a-1');
+      // Reservations of accounts that were never opened: more than one batch of them.
+      for (let i = 0; i < 600; i++)
+        await directory().reserveEmail(`gone-${i}@example.com`, `gone-${i}`, context);
+      const read = jest.spyOn(raw, 'readAll');
+      let handedOver = 0;
+      const inner = SqliteEventStore.prototype.readAll;
+      read.mockImplementation(async function* (this: SqliteEventStore, options) {
+        for await (const event of inner.call(this, options)) {
+          handedOver += 1;
+          yield event;
+        }
+      });
+
+      expect((await directory().findByEmail('ada@example.com'))?.id).toBe('a-1');
+      expect(handedOver).toBeLessThanOrEqual(1);
+      await keyStore.close();
     });
 
     it('when the server secret changes, keys every reservation under the new one, and back again', async () => {
