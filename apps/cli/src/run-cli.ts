@@ -26,7 +26,7 @@ import { DomainError, UnknownEventTypeError, ValidationError } from '@chronicle/
 import { HistoryBrokenError, HistoryCopyError } from '@chronicle/event-store';
 import { ControlCommandError } from '@chronicle/read-models';
 import { CliModule } from './cli.module';
-import { BackupError } from './backup/data-dir-backup';
+import { BackupError } from './backup/backup-error';
 import { cliRun } from './cli-run';
 import { registerAuditCommand } from './commands/audit.command';
 import { registerBackupCommands } from './commands/backup.command';

@@ -4,7 +4,7 @@
 //   HistoryProtected.v1 is appended, before the transaction commits.
 // - `after-commit`: the transaction committed, before the file is vacuumed.
 import Database from 'better-sqlite3';
-import { SqliteEventStore } from '../../../libs/event-store/src/embedded/sqlite-event-store';
+import { SqliteAppender } from '../../../libs/event-store/src/embedded/sqlite-appender';
 
 const at = process.env.KILL_PROTECT_AT;
 const kill = (): never => {
@@ -13,10 +13,24 @@ const kill = (): never => {
 };
 
 if (at === 'before-commit') {
-  const store = SqliteEventStore.prototype as unknown as { appendOne(...args: unknown[]): unknown };
-  const appendOne = store.appendOne;
-  store.appendOne = function (this: { rewriting: boolean }, ...args: unknown[]) {
-    if (this.rewriting) kill();
+  // The record of the rewrite is the one append made outside a group commit (flush): appends are
+  // refused while the history is rewritten, so no group commit runs meanwhile.
+  const appender = SqliteAppender.prototype as unknown as {
+    appendOne(...args: unknown[]): unknown;
+    flush(): void;
+  };
+  const { appendOne, flush } = appender;
+  let flushing = false;
+  appender.flush = function (this: unknown) {
+    flushing = true;
+    try {
+      flush.call(this);
+    } finally {
+      flushing = false;
+    }
+  };
+  appender.appendOne = function (this: unknown, ...args: unknown[]) {
+    if (!flushing) kill();
     return appendOne.apply(this, args);
   };
 } else if (at === 'after-commit') {

@@ -15,13 +15,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { parseConfig, RESTORE_MARKER_FILE } from '@chronicle/config';
 import { SqliteDataKeyStore, SqliteEventStore } from '@chronicle/event-store';
-import {
-  BACKUP_MANIFEST,
-  backupDataDir,
-  BackupManifest,
-  restoreDataDir,
-  RestoreOptions,
-} from './data-dir-backup';
+import { BACKUP_MANIFEST, BackupManifest } from './backup-manifest';
+import { backupDataDir, restoreDataDir, RestoreOptions } from './data-dir-backup';
 
 const SEAL_KEY = Buffer.alloc(32, 7);
 const backup = (dataDir: string, target: string, options: { allowBroken?: boolean; now?: Date } = {}) =>

@@ -1,24 +1,7 @@
-import { createHash } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LIMITS_FILE } from '@chronicle/auth';
-import {
-  backupManifestSignedBy,
-  ReappliedErasures,
-  SEAL_KEY_FILE,
-  signBackupManifest,
-} from '@chronicle/application';
+import { ReappliedErasures, SEAL_KEY_FILE, signBackupManifest } from '@chronicle/application';
 import {
   makeDirectories,
   readRestoreMarker,
@@ -31,7 +14,6 @@ import {
   writeRestoreMarker,
 } from '@chronicle/config';
 import {
-  BackupCheckError,
   checkDatabase,
   copyLiveDatabase,
   DATA_KEY_SECRET_FILE,
@@ -39,18 +21,28 @@ import {
   EVENTS_FILE,
   IDEMPOTENCY_FILE,
   STORE_ID_FILE,
-  type ChainVerification,
   summarizeEventStore,
   verifyCopiedChain,
 } from '@chronicle/event-store';
 import { OUTBOX_DIR } from '@chronicle/mail';
 import { controlSocketDir } from '@chronicle/read-models';
-
-/** Written last into a backup: a directory without it is not a (complete) backup. */
-export const BACKUP_MANIFEST = 'chronicle-backup.json';
-/** 2: with the chain's head and a signature under the seal key. 1: neither (restored only when told). */
-const MANIFEST_FORMAT = 2;
-const UNSIGNED_FORMAT = 1;
+import { BackupError, checkOrThrow } from './backup-error';
+import {
+  claimEmptyDirectory,
+  emptyDirectory,
+  readIfPresent,
+  removeAllBut,
+  writePrivate,
+} from './backup-directories';
+import {
+  BACKUP_MANIFEST,
+  backupChain,
+  type BackupManifest,
+  describeFile,
+  MANIFEST_FORMAT,
+  readManifest,
+} from './backup-manifest';
+import { checkChain, checkSignature } from './backup-verification';
 
 // What a restore needs from DATA_DIR, by how it is copied:
 /**
@@ -78,59 +70,6 @@ function isTransient(name: string): boolean {
     name === controlSocketDir('') ||
     name.startsWith('.write-probe-')
   );
-}
-
-/** Names a file of a backup may have: one folder level at most, no dot files, nothing that climbs. */
-const BACKUP_PATH = /^(?:[A-Za-z0-9_-][A-Za-z0-9._@-]*\/)?[A-Za-z0-9_-][A-Za-z0-9._@-]*$/;
-
-export type BackupErrorCode =
-  | 'not-embedded'
-  | 'nothing-to-back-up'
-  | 'backup-target-not-empty'
-  | 'data-dir-not-empty'
-  | 'not-a-backup'
-  | 'damaged-backup'
-  | 'wrong-store'
-  | 'broken-chain'
-  | 'chain-mismatch'
-  | 'unsigned-backup'
-  | 'no-seal-key'
-  | 'other-restore-unfinished';
-
-export class BackupError extends Error {
-  constructor(
-    readonly code: BackupErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'BackupError';
-  }
-}
-
-export interface BackupFile {
-  /** Relative to the backup (and to DATA_DIR), `/`-separated. */
-  path: string;
-  bytes: number;
-  sha256: string;
-}
-
-/** What `audit verify` says of the copy's chain. */
-export type BackupChain = Omit<ChainVerification, 'sealMismatch' | 'last'> & { ok: boolean };
-
-export interface BackupManifest {
-  format: typeof MANIFEST_FORMAT | typeof UNSIGNED_FORMAT;
-  createdAt: string;
-  storeId: string;
-  /** The last event's position in the copy; null for a store with no events. */
-  position: string | null;
-  events: number;
-  /** The last event's own hash, the chain's head on the embedded store (format 2). */
-  lastRecordHash?: string | null;
-  /** The copy's chain as verified when it was taken (format 2). */
-  chain?: BackupChain;
-  files: BackupFile[];
-  /** HMAC-SHA256 (hex) under the seal key of the manifest's JSON without it (format 2). */
-  signature?: string;
 }
 
 export interface BackupOptions {
@@ -411,194 +350,4 @@ export async function restoreDataDir(
     await undo();
     throw error;
   }
-}
-
-function backupChain(verification: ChainVerification): BackupChain {
-  const { scope, events, head, broken } = verification;
-  return { ok: broken === null, scope, events, head, broken };
-}
-
-/** A manifest of format 2 signed with the seal key at hand, or, when told, one that cannot be checked. */
-function checkSignature(source: string, manifest: BackupManifest, options: RestoreOptions): void {
-  if (manifest.format === UNSIGNED_FORMAT) {
-    if (options.allowUnverified) return;
-    throw new BackupError(
-      'unsigned-backup',
-      `${join(source, BACKUP_MANIFEST)} is of format 1: it records neither the chain's head nor a signature, so ` +
-        'nothing shows that its events are the ones backed up. Give --allow-unverified to restore it anyway',
-    );
-  }
-  const { signature, ...unsigned } = manifest;
-  if (options.sealKey === null) {
-    if (options.allowUnverified) return;
-    throw new BackupError(
-      'no-seal-key',
-      `There is no seal key to check ${join(source, BACKUP_MANIFEST)} with: set AUDIT_SEAL_KEY, or put the kept ` +
-        `${SEAL_KEY_FILE} into DATA_DIR first (docs/operations.md). Give --allow-unverified to restore without the check`,
-    );
-  }
-  if (!backupManifestSignedBy(JSON.stringify(unsigned), signature!, options.sealKey)) {
-    throw new BackupError(
-      'chain-mismatch',
-      `${join(source, BACKUP_MANIFEST)} was not signed with this seal key: it was changed after the backup was ` +
-        'taken, or signed with another key',
-    );
-  }
-}
-
-/** The backup's chain verifies, and ends at the head its manifest recorded (unless it has none to check). */
-function checkChain(
-  source: string,
-  manifest: BackupManifest,
-  found: ChainVerification,
-  options: RestoreOptions,
-): void {
-  const file = join(source, EVENTS_FILE);
-  if (found.broken !== null) {
-    // Restored broken only when asked, and only where the backup recorded it broken.
-    const recorded = manifest.chain?.broken ?? null;
-    if (
-      !options.allowBroken ||
-      (manifest.chain !== undefined && recorded?.position !== found.broken.position)
-    ) {
-      throw new BackupError(
-        'broken-chain',
-        `The hash chain of ${file} breaks at position ${found.broken.position} (${found.broken.reason})` +
-          (recorded === null
-            ? ': it was edited after the backup was taken'
-            : ': the store was backed up broken (--allow-broken); give --allow-broken to restore it as it is'),
-      );
-    }
-  }
-  if (manifest.chain === undefined) return;
-  const recordedHead = manifest.chain.head;
-  const same =
-    found.head?.position === recordedHead?.position &&
-    found.head?.hash === recordedHead?.hash &&
-    (found.head?.hash ?? null) === (manifest.lastRecordHash ?? null);
-  if (!same) {
-    throw new BackupError(
-      'chain-mismatch',
-      `The hash chain of ${file} ends at ${found.head?.position ?? 'nothing'} with hash ${found.head?.hash ?? 'none'}, ` +
-        `not at the head its manifest recorded (${recordedHead?.position ?? 'nothing'}, ${recordedHead?.hash ?? 'none'})`,
-    );
-  }
-}
-
-/** The manifest of the backup in `source`, and the SHA-256 (hex) of its bytes. */
-function readManifest(source: string): { manifest: BackupManifest; sha256: string } {
-  const file = join(source, BACKUP_MANIFEST);
-  const text = readIfPresent(file);
-  if (text === null) {
-    throw new BackupError(
-      'not-a-backup',
-      `${source} holds no ${BACKUP_MANIFEST}: it is not a backup made by \`backup DIR\`, or one that did not finish`,
-    );
-  }
-  let manifest: BackupManifest;
-  try {
-    manifest = JSON.parse(text.toString('utf8')) as BackupManifest;
-  } catch {
-    throw new BackupError('damaged-backup', `${file} is not valid JSON`);
-  }
-  const files = Array.isArray(manifest?.files) ? manifest.files : null;
-  if (
-    (manifest?.format !== MANIFEST_FORMAT && manifest?.format !== UNSIGNED_FORMAT) ||
-    (manifest.format === MANIFEST_FORMAT &&
-      (typeof manifest.signature !== 'string' ||
-        typeof manifest.chain !== 'object' ||
-        manifest.chain === null)) ||
-    typeof manifest.storeId !== 'string' ||
-    files === null ||
-    !files.some((entry) => entry?.path === EVENTS_FILE) ||
-    !files.some((entry) => entry?.path === STORE_ID_FILE) ||
-    files.some(
-      (entry) =>
-        typeof entry?.path !== 'string' ||
-        !BACKUP_PATH.test(entry.path) ||
-        entry.path === BACKUP_MANIFEST ||
-        typeof entry.bytes !== 'number' ||
-        typeof entry.sha256 !== 'string',
-    )
-  ) {
-    throw new BackupError('damaged-backup', `${file} is not a backup manifest this build can read`);
-  }
-  return { manifest, sha256: createHash('sha256').update(text).digest('hex') };
-}
-
-/**
- * Makes `dir` (0700) or takes it if it exists empty; returns what removes everything written into
- * it since. Anything else in it is the code's error.
- */
-function claimEmptyDirectory(
-  dir: string,
-  code: BackupErrorCode,
-  message: string,
-  allowed: readonly string[] = [],
-): () => Promise<void> {
-  const existed = existsSync(dir);
-  makeDirectories(dir, 0o700);
-  if (existed) {
-    if (readdirSync(dir).some((entry) => !allowed.includes(entry))) throw new BackupError(code, message);
-    chmodSync(dir, 0o700);
-  }
-  return () => emptyDirectory(dir, existed, allowed);
-}
-
-/**
- * Removes everything in `dir` but `kept` (and `dir` itself unless `keepDir`); a restore's marker
- * last, once the rest is gone from the disk, so that a crash meanwhile never leaves restored files
- * without it.
- */
-async function emptyDirectory(dir: string, keepDir: boolean, kept: readonly string[]): Promise<void> {
-  removeAllBut(dir, [...kept, RESTORE_MARKER_FILE]);
-  await removeRestoreMarker(dir);
-  if (!keepDir) rmSync(dir, { recursive: true, force: true });
-}
-
-/** Removes every entry of `dir` but `kept`, durably. */
-function removeAllBut(dir: string, kept: readonly string[]): void {
-  for (const entry of readdirSync(dir)) {
-    if (!kept.includes(entry)) rmSync(join(dir, entry), { recursive: true, force: true });
-  }
-  syncFile(dir);
-}
-
-function checkOrThrow<T>(check: () => T, code: BackupErrorCode): T {
-  try {
-    return check();
-  } catch (error) {
-    if (error instanceof BackupCheckError) throw new BackupError(code, error.message);
-    throw error;
-  }
-}
-
-function readIfPresent(file: string): Buffer | null {
-  try {
-    return readFileSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-}
-
-/** A new file, 0600 from its creation, synced. */
-function writePrivate(file: string, content: string | Buffer): void {
-  writeFileSync(file, content, { mode: 0o600, flag: 'wx' });
-  syncFile(file);
-}
-
-function describeFile(root: string, path: string): BackupFile {
-  const file = join(root, path);
-  const hash = createHash('sha256');
-  const fd = openSync(file, 'r');
-  try {
-    const buffer = Buffer.alloc(1024 * 1024);
-    for (let read; (read = readSync(fd, buffer, 0, buffer.length, null)) > 0;) {
-      hash.update(buffer.subarray(0, read));
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return { path, bytes: statSync(file).size, sha256: hash.digest('hex') };
 }

@@ -1,5 +1,5 @@
 import { AuditRecord } from '@chronicle/application';
-import { auditTable, outputWidth } from './audit.command';
+import { auditTable, outputWidth } from './audit-table';
 
 const record = (position: number): AuditRecord =>
   ({

@@ -3,7 +3,8 @@ import { CommandBus } from '@nestjs/cqrs';
 import { Command } from 'commander';
 import { ReapplyErasuresCommand, sealKey } from '@chronicle/application';
 import { ChronicleConfig, ParseConfigOptions } from '@chronicle/config';
-import { backupDataDir, BackupError, restoreDataDir } from '../backup/data-dir-backup';
+import { BackupError } from '../backup/backup-error';
+import { backupDataDir, restoreDataDir } from '../backup/data-dir-backup';
 import { cliRun, WithApp } from '../cli-run';
 import { printJson } from '../output';
 

@@ -8,6 +8,9 @@ import { chainHash, GENESIS_HASH } from '../integrity/history-chain';
  */
 export const SCHEMA_VERSION = 2;
 
+/** The event store's file under DATA_DIR. */
+export const EVENTS_FILE = 'events.db';
+
 const SUPPORT_TABLES = `
   CREATE TABLE IF NOT EXISTS store_identity (id INTEGER PRIMARY KEY CHECK (id = 1), store_id TEXT NOT NULL) STRICT;
   CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), probed_at TEXT NOT NULL) STRICT;

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { syncFile } from '@chronicle/config';
 import { newEvent } from '../new-event.spec-helper';
 import { BackupCheckError, checkDatabase, copyLiveDatabase, summarizeEventStore } from './sqlite-backup';
-import { EVENTS_FILE, readStoreId, SqliteEventStore } from './sqlite-event-store';
+import { EVENTS_FILE } from './events-schema';
+import { SqliteEventStore } from './sqlite-event-store';
+import { readStoreId } from './sqlite-store-identity';
 
 /** How many descriptors this process holds on `file` (Linux's /proc). */
 function handlesOn(file: string): number {

@@ -9,12 +9,9 @@ import {
 } from '../event-store.port';
 import { newEvent } from '../new-event.spec-helper';
 import { position } from '../position';
-import {
-  DuplicateEventIdError,
-  EVENTS_FILE,
-  SqliteEventStore,
-  type SqliteEventStoreOptions,
-} from './sqlite-event-store';
+import { EVENTS_FILE } from './events-schema';
+import { DuplicateEventIdError } from './sqlite-appender';
+import { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store';
 
 const kinds = (messages: SubscriptionMessage[]) =>
   messages.map((m) =>

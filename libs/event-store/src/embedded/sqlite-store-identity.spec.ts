@@ -11,13 +11,9 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  EVENTS_FILE,
-  readStoreId,
-  SqliteEventStore,
-  STORE_ID_FILE,
-  StoreLostError,
-} from './sqlite-event-store';
+import { EVENTS_FILE } from './events-schema';
+import { SqliteEventStore } from './sqlite-event-store';
+import { readStoreId, STORE_ID_FILE, StoreLostError } from './sqlite-store-identity';
 
 describe('SqliteEventStore identity', () => {
   let dir: string;

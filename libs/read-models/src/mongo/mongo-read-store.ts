@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { pickCustomerFields } from '@chronicle/domain';
 import { databaseFromUri, MONGO_DEADLINES, Position, StoreReplacedError } from '@chronicle/event-store';
 import { duplicateIdWrites, mongoClient } from '@chronicle/event-store/mongo';
@@ -37,6 +36,15 @@ import {
   guardedWrite,
   mergedWrite,
 } from './guarded-writes';
+import {
+  adoptGeneration,
+  CheckpointRecord,
+  DOCUMENT_COLLECTIONS,
+  dropIfExists,
+  finishPendingPromotion,
+  generationOf,
+  promoteGeneration,
+} from './mongo-generations';
 
 export interface MongoReadStoreOptions {
   /** Database to use; defaults to the one named in the URI's path, else `chronicle`. */
@@ -66,34 +74,11 @@ interface Guarded {
 }
 type CustomerRecord = Guarded & Partial<Omit<CustomerDocument, 'id'>> & { _id: number | Long };
 type UserRecord = Guarded & Partial<Omit<UserDocument, 'id'>> & { _id: string };
-interface CheckpointRecord {
-  _id: string;
-  commit: string;
-  prepare: string;
-}
 
 const COLLECTIONS = ['customers', 'users', 'checkpoints'] as const;
-/**
- * Beside the checkpoints: the read models' generation, made when they are created. A batch is
- * written only while it is the one this store started with, so a wiped database is noticed and
- * rebuilt from the start rather than given a checkpoint it does not hold the documents of.
- */
-const GENERATION_ID = '#generation';
-/** The collections a promotion renames over the live ones. */
-const DOCUMENT_COLLECTIONS = ['customers', 'users'] as const;
-/** Where a promotion is journalled until every step is done (one at a time per database). */
-const PROMOTIONS = 'promotions';
-const PROMOTION_ID = 'promotion';
-interface PromotionRecord {
-  _id: string;
-  prefix: string;
-  /** The collections it renames over the live ones; absent (older journals): all of them. */
-  collections?: CollectionName[];
-}
 /** GET /users' order; the index is declared once and created on every generation. */
 const USERS_BY_CREATEDON = { key: { createdon: 1, _id: 1 }, name: 'createdon_1__id_1' } as const;
 const NAMESPACE_EXISTS = 48;
-const NAMESPACE_NOT_FOUND = 26;
 /**
  * The server killed a reader's cursor: CursorNotFound, QueryPlanKilled (its collection was dropped
  * or renamed, as a rebuild's swap does), CursorKilled. The read can simply be made again.
@@ -141,7 +126,7 @@ export class MongoReadStore extends ReadStore {
       // A promotion interrupted by a crash is finished before anyone reads the live collections.
       if (store.prefix === '') await finishPendingPromotion(store.db);
       await store.createCollections();
-      await store.adoptGeneration();
+      store.generation = await adoptGeneration(store.checkpoints);
     } catch (error) {
       await client.close();
       throw error;
@@ -153,8 +138,8 @@ export class MongoReadStore extends ReadStore {
     this.assertOpen();
     validateChanges(changes);
     validatePosition(checkpoint.position, 'checkpoint position');
-    const current = await this.checkpoints.findOne({ _id: GENERATION_ID });
-    if (this.generation === null || current?.commit !== this.generation) {
+    const current = await generationOf(this.checkpoints);
+    if (this.generation === null || current !== this.generation) {
       this.generation = null;
       throw new StoreReplacedError(
         'The MongoDB read models were wiped or replaced since their checkpoint was read: reading it again',
@@ -196,7 +181,7 @@ export class MongoReadStore extends ReadStore {
 
   async getCheckpoint(projection: string): Promise<Position | null> {
     this.assertOpen();
-    await this.adoptGeneration();
+    this.generation = await adoptGeneration(this.checkpoints);
     const record = await this.checkpoints.findOne({ _id: projection });
     return record ? { commit: BigInt(record.commit), prepare: BigInt(record.prepare) } : null;
   }
@@ -266,14 +251,7 @@ export class MongoReadStore extends ReadStore {
    */
   async promote(collections: readonly CollectionName[] = DOCUMENT_COLLECTIONS): Promise<void> {
     this.assertPrefixed();
-    await this.db
-      .collection<PromotionRecord>(PROMOTIONS)
-      .updateOne(
-        { _id: PROMOTION_ID },
-        { $set: { prefix: this.prefix, collections: [...collections] } },
-        { upsert: true },
-      );
-    await finishPromotion(this.db, this.prefix, collections);
+    await promoteGeneration(this.db, this.prefix, collections);
   }
 
   /**
@@ -295,16 +273,6 @@ export class MongoReadStore extends ReadStore {
   async close(): Promise<void> {
     this.closed = true;
     await this.client.close();
-  }
-
-  /** The generation the read models are now, made here if they have none (new, or wiped). */
-  private async adoptGeneration(): Promise<void> {
-    await this.checkpoints.updateOne(
-      { _id: GENERATION_ID },
-      { $setOnInsert: { commit: randomUUID(), prepare: '' } },
-      { upsert: true },
-    );
-    this.generation = (await this.checkpoints.findOne({ _id: GENERATION_ID }))?.commit ?? null;
   }
 
   /**
@@ -399,59 +367,6 @@ async function* resumableScan<R extends { _id: unknown }, V>(
       if (reopened || !isCursorInvalidated(error)) throw error;
       reopened = true;
     }
-  }
-}
-
-async function finishPendingPromotion(db: Db): Promise<void> {
-  const pending = await db.collection<PromotionRecord>(PROMOTIONS).findOne({ _id: PROMOTION_ID });
-  if (pending) await finishPromotion(db, pending.prefix, pending.collections ?? DOCUMENT_COLLECTIONS);
-}
-
-/**
- * The steps of a journalled promotion, each skipped once done, so that running them again
- * finishes an interrupted one: per collection, copy the live indexes to the new generation and
- * rename it over the live one; then drop the generation's checkpoints and the journal entry.
- */
-async function finishPromotion(
-  db: Db,
-  prefix: string,
-  collections: readonly CollectionName[],
-): Promise<void> {
-  const existing = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
-  for (const name of DOCUMENT_COLLECTIONS) {
-    const generation = `${prefix}${name}`;
-    if (!existing.has(generation)) continue;
-    if (!collections.includes(name)) {
-      await dropIfExists(db, generation);
-      continue;
-    }
-    if (existing.has(name)) await copyIndexes(db.collection(name), db.collection(generation));
-    try {
-      await db.renameCollection(generation, name, { dropTarget: true });
-    } catch (error) {
-      // Another process finishing the same promotion renamed it first.
-      if (!(error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND)) throw error;
-    }
-  }
-  await dropIfExists(db, `${prefix}checkpoints`);
-  await db.collection<PromotionRecord>(PROMOTIONS).deleteOne({ _id: PROMOTION_ID, prefix });
-}
-
-/** The live collection's secondary indexes (an operator's, say), created alike on the new one. */
-async function copyIndexes(from: Collection, to: Collection): Promise<void> {
-  for (const index of await from.indexes()) {
-    if (index.name === '_id_') continue;
-    const { key, v: _version, ns: _namespace, ...options } = index;
-    await to.createIndex(key, options);
-  }
-}
-
-/** Servers before 7.0 refuse to drop a missing collection. */
-async function dropIfExists(db: Db, name: string): Promise<void> {
-  try {
-    await db.dropCollection(name);
-  } catch (error) {
-    if (!(error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND)) throw error;
   }
 }
 
