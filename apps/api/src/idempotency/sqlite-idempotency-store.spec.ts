@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IDEMPOTENCY_FILE, openSidecarDatabase } from '@chronicle/event-store';
@@ -92,6 +92,16 @@ describe('SqliteIdempotencyStore', () => {
     db.close();
     await store.close();
     expect(frames).toBeLessThan(20);
+  });
+
+  it('a prune that fails rejects, never throws: the API prunes from a timer, where a throw ends the process', async () => {
+    // A data directory that cannot be opened stands for a prune SQLite refuses (busy, full disk).
+    const notADirectory = join(dir, 'a-file');
+    writeFileSync(notADirectory, '');
+    const store = new SqliteIdempotencyStore(notADirectory);
+    let pruned: Promise<void> | undefined;
+    expect(() => (pruned = store.prune(1_000))).not.toThrow();
+    await expect(pruned).rejects.toThrow(expect.objectContaining({ code: 'EEXIST' }));
   });
 
   it('in one turn: a statement that fails fails alone; a full disk fails every write and keeps none; a close commits what is queued', async () => {
