@@ -473,8 +473,18 @@ export function describeEventStoreContract(
         const all = await collect(store.readAll({ after: start, eventTypes: [wanted] }));
         const two = await collect(store.readAll({ after: start, eventTypes: [wanted], limit: 2 }));
         const later = await collect(store.readAll({ after: all[0].position, eventTypes: [wanted] }));
+        // One at a time, each read after the last one read (AccountDirectory pages so).
+        const oneByOne: RecordedEvent[] = [];
+        for (let after = start; ;) {
+          const page = await collect(store.readAll({ after, eventTypes: [wanted], limit: 1 }));
+          expect(page.length).toBeLessThanOrEqual(1);
+          if (page.length === 0) break;
+          oneByOne.push(page[0]);
+          after = page[0].position;
+        }
 
         expect(all.map((e) => e.id)).toEqual([events[0].id, events[2].id, events[4].id]);
+        expect(oneByOne).toEqual(all);
         expect(two.map((e) => e.id)).toEqual([events[0].id, events[2].id]);
         expect(later.map((e) => e.id)).toEqual([events[2].id, events[4].id]);
       });

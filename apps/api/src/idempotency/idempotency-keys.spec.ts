@@ -258,6 +258,23 @@ describe('IdempotencyKeys', () => {
     expect(statSync(join(dir, IDEMPOTENCY_FILE)).size).toBeLessThan(1024 * 1024);
   });
 
+  it(`keeps that bound for an account whose keys come between another's: every account counts its own new keys`, async () => {
+    // The other account's key always comes as the trimming one would: counted together, it
+    // would take every trim, and this account's keys would pile up for their 24 hours.
+    for (let i = 0; i < 3 * KEYS_PER_ACCOUNT; i++) {
+      now++;
+      await held(await keys.begin('a-1', `key-${i}`, 'fp', attempt())).finish(200, {}, '{}');
+      if (i % (TRIM_EVERY - 1) === TRIM_EVERY - 2) {
+        await held(await keys.begin('a-2', `key-${i}`, 'fp', attempt())).finish(200, {}, '{}');
+      }
+    }
+    const db = (store as unknown as { db: { prepare(sql: string): { get(scope: string): { n: number } } } })
+      .db;
+    const { n } = db.prepare('SELECT count(*) AS n FROM idempotency WHERE scope = ?').get('a-1');
+    expect(n).toBeGreaterThanOrEqual(KEYS_PER_ACCOUNT);
+    expect(n).toBeLessThanOrEqual(KEYS_PER_ACCOUNT + TRIM_EVERY);
+  });
+
   it('parses keys of 1 to 255 visible characters, quoted or not', () => {
     expect(parseIdempotencyKey('"abc"')).toBe('abc');
     expect(parseIdempotencyKey('k'.repeat(255))).toHaveLength(255);

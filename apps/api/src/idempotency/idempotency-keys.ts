@@ -135,7 +135,11 @@ export class IdempotencyKeys implements OnApplicationShutdown {
   /** A KeyObject: a raw key would be checked and imported again by every cipher. */
   private readonly sealingKey: KeyObject;
   private readonly leaseMs: number;
-  private claims = 0;
+  /**
+   * New keys of each account since its last trim, counted by account: counted together, another
+   * account's key could take every trim, and one account's keys would pile up for their window.
+   */
+  private readonly untrimmed = new Map<string, number>();
   private pruning: NodeJS.Timeout | null = null;
 
   constructor(
@@ -162,7 +166,7 @@ export class IdempotencyKeys implements OnApplicationShutdown {
     for (;;) {
       const held = await this.store.claim(claim());
       if (held === null) {
-        if (++this.claims % TRIM_EVERY === 0) await this.store.trim(account, KEYS_PER_ACCOUNT);
+        await this.countNewKey(account);
         return this.holding(account, key, attempt);
       }
       if (held.response !== null || held.started > this.now() - this.leaseMs) {
@@ -179,6 +183,17 @@ export class IdempotencyKeys implements OnApplicationShutdown {
       if (await this.store.takeOver(claim(), held.owner)) return this.holding(account, key, attempt);
       // Another retry took it first: look again.
     }
+  }
+
+  /** Trims the account's records once it has TRIM_EVERY new keys since its last trim. */
+  private async countNewKey(account: string): Promise<void> {
+    const untrimmed = (this.untrimmed.get(account) ?? 0) + 1;
+    if (untrimmed < TRIM_EVERY) {
+      this.untrimmed.set(account, untrimmed);
+      return;
+    }
+    this.untrimmed.delete(account);
+    await this.store.trim(account, KEYS_PER_ACCOUNT);
   }
 
   private holding(account: string, key: string, attempt: Attempt): KeyOutcome {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IDEMPOTENCY_FILE, openSidecarDatabase } from '@chronicle/event-store';
@@ -92,5 +92,57 @@ describe('SqliteIdempotencyStore', () => {
     db.close();
     await store.close();
     expect(frames).toBeLessThan(20);
+  });
+
+  it('a prune that fails rejects, never throws: the API prunes from a timer, where a throw ends the process', async () => {
+    // A data directory that cannot be opened stands for a prune SQLite refuses (busy, full disk).
+    const notADirectory = join(dir, 'a-file');
+    writeFileSync(notADirectory, '');
+    const store = new SqliteIdempotencyStore(notADirectory);
+    let pruned: Promise<void> | undefined;
+    expect(() => (pruned = store.prune(1_000))).not.toThrow();
+    await expect(pruned).rejects.toThrow(expect.objectContaining({ code: 'EEXIST' }));
+  });
+
+  it('in one turn: a statement that fails fails alone; a full disk fails every write and keeps none; a close commits what is queued', async () => {
+    const store = new SqliteIdempotencyStore(dir);
+    const claim = (key: string, fingerprint: string) => ({
+      scope: 'account-1',
+      key,
+      fingerprint,
+      owner: `o-${key}`,
+      after: null,
+      now: 1_000,
+    });
+    const keys = () => {
+      const db = openSidecarDatabase(dir, IDEMPOTENCY_FILE);
+      const kept = db.prepare('SELECT key FROM idempotency ORDER BY key').pluck().all();
+      db.close();
+      return kept;
+    };
+    // A NOT NULL column given null: SQLite undoes that statement only.
+    const outcomes = await Promise.allSettled([
+      store.claim(claim('a', 'fp')),
+      store.claim(claim('b', null as unknown as string)),
+      store.claim(claim('c', 'fp')),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(keys()).toEqual(['a', 'c']);
+
+    // A full disk: SQLite gives the transaction up, so every write of the turn is refused.
+    const db = (store as unknown as { db: { pragma(sql: string): unknown } }).db;
+    db.pragma('max_page_count = 8');
+    const full = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) => store.claim(claim(`full-${i}`, 'x'.repeat(3000)))),
+    );
+    expect(new Set(full.map((outcome) => outcome.status))).toEqual(new Set(['rejected']));
+    expect(keys()).toEqual(['a', 'c']);
+    db.pragma('max_page_count = 1000000');
+
+    const queued = store.claim(claim('d', 'fp'));
+    await store.close();
+    // Committed by the close itself, not by the turn after it.
+    expect(keys()).toEqual(['a', 'c', 'd']);
+    expect(await queued).toBeNull();
   });
 });

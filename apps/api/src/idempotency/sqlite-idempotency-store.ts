@@ -68,8 +68,8 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
   }
 
   prune(now: number): Promise<void> {
-    this.open().prune(now - IDEMPOTENCY_WINDOW_MS);
-    return Promise.resolve();
+    // A failure (busy, a full disk) rejects: thrown, it would end the process from the API's timer.
+    return new Promise((resolve) => resolve(this.open().prune(now - IDEMPOTENCY_WINDOW_MS)));
   }
 
   close(): Promise<void> {

@@ -45,8 +45,11 @@ export interface MemoryReadStoreObserver {
    * erasure), so what was kept of them elsewhere must go soon.
    */
   applied(checkpoint: Checkpoint, removed: boolean): void;
-  /** A rebuild's documents replaced these (adopt): a snapshot of the old ones is stale. */
-  replaced(): void;
+  /**
+   * A rebuild's documents replaced these (adopt): a snapshot of the old ones is stale. Resolves
+   * once it is gone from the disk.
+   */
+  replaced(): Promise<void>;
 }
 
 /** Documents documents() yields between two turns of the event loop. */
@@ -66,10 +69,20 @@ export class MemoryReadStore extends ReadStore {
   private held: Promise<void> | null = null;
   private replacements = 0;
   private observer: MemoryReadStoreObserver | null = null;
+  /** The observer's work on the last replacement (adopt): the old models' snapshot removed. */
+  private replacement: Promise<void> = Promise.resolve();
 
   /** Counts the times the contents were replaced wholesale (adopt, close): a snapshot taken before is stale. */
   get generation(): number {
     return this.replacements;
+  }
+
+  /**
+   * Resolves once nothing kept of the models the last adopt replaced is left (their snapshot is
+   * removed, durably): a rebuild is answered after it, so a crash cannot bring them back.
+   */
+  oldModelsGone(): Promise<void> {
+    return this.replacement;
   }
 
   /** The one observer (the snapshots); null to detach. */
@@ -251,7 +264,7 @@ export class MemoryReadStore extends ReadStore {
       else this.checkpoints.set(checkpoint, built);
     }
     this.replacements++;
-    this.observer?.replaced();
+    this.replacement = this.observer?.replaced() ?? Promise.resolve();
     generation.closed = true;
     generation.replacements++;
     generation.customers = new CustomerColumns();

@@ -52,7 +52,10 @@ export class MemoryRebuildTarget implements RebuildTarget {
   ): Promise<number> {
     let caughtUp = 0;
     for (let attempt = 1; attempt <= MAX_SWAP_ATTEMPTS; attempt++) {
-      if (this.live.adopt(generation as MemoryReadStore, this.checkpointName, collections)) return caughtUp;
+      if (this.live.adopt(generation as MemoryReadStore, this.checkpointName, collections)) {
+        await this.live.oldModelsGone();
+        return caughtUp;
+      }
       // The live models applied events the generation has not seen yet: replay those first.
       const tail = await catchUp(generation, position, this.checkpointName);
       caughtUp += tail.events;

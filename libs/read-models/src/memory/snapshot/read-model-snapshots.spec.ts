@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { EventStore, position, SqliteCheckpointStore, SqliteEventStore } from '@chronicle/event-store';
 import { ProjectionProcessor } from '../../projection-processor';
 import { ALL_PROJECTIONS } from '../../projections/all-projections';
+import { MemoryRebuildTarget } from '../../rebuild/rebuild-target';
 import { MemoryReadStore } from '../memory-read-store';
 import { ReadModelSnapshots, SNAPSHOT_FILE } from './read-model-snapshots';
 import { reaches } from '../../projection-processor.spec-helper';
@@ -264,6 +265,27 @@ describe('ReadModelSnapshots', () => {
     expect(await reaches(started.processor, (await events.headPosition())!, 5_000)).toBe(true);
     await started.snapshots.settled();
     expect(statSync(file(), { throwIfNoEntry: false })).toBeDefined();
+  });
+
+  it('answers a rebuild made during a write only once the old snapshot is gone: a crash right after cannot bring it back', async () => {
+    await registerCustomers(1, 3);
+    const { store, apply, snapshots } = await observed({ everyEvents: 1, maxTimeShare: 1 });
+    await apply(1);
+    await snapshots.settled();
+    expect(statSync(file(), { throwIfNoEntry: false })).toBeDefined();
+    // This batch starts a write (due every event), still under way when the rebuild goes live.
+    await apply(2);
+    const rebuilt = new MemoryReadStore();
+    await rebuilt.applyBatch([], { projection: CHECKPOINT, position: position(2) });
+    const caughtUp = await new MemoryRebuildTarget(store, CHECKPOINT).swapIn(
+      rebuilt,
+      position(2),
+      () => Promise.reject(new Error('nothing to catch up')),
+      'all',
+    );
+
+    expect(caughtUp).toBe(0);
+    expect(statSync(file(), { throwIfNoEntry: false })).toBeUndefined();
   });
 
   it('removes the temporary files of writers that died, and keeps those of live ones', async () => {

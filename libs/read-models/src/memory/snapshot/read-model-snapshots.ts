@@ -62,6 +62,8 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
    * documents (an erasure) it still holds, or the models it holds were replaced (a rebuild).
    */
   private removing: 'an erasure' | 'a rebuild' | null = null;
+  /** The last removal started. */
+  private removal: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: MemoryReadStore,
@@ -137,7 +139,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
     if (this.removing !== null && this.writing === null) {
       const reason = this.removing;
       this.removing = null;
-      this.alone(() => this.remove(reason));
+      this.removal = this.alone(() => this.remove(reason));
       return;
     }
     if (this.stopped || this.latest === null || this.writing !== null || this.recheck !== null) return;
@@ -148,7 +150,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
       writing: false,
     };
     if (snapshotDue(state, this.policy)) {
-      this.alone(() => this.write());
+      void this.alone(() => this.write());
     } else if (snapshotDue({ ...state, msSinceLast: Number.POSITIVE_INFINITY }, this.policy)) {
       const wait = pauseAfter(state.lastDurationMs, this.policy) - state.msSinceLast;
       this.recheck = setTimeout(() => {
@@ -158,12 +160,16 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
     }
   }
 
-  /** Runs `work` on the file, one piece of work at a time, then looks again at what is due. */
-  private alone(work: () => Promise<void>): void {
+  /**
+   * Runs `work` on the file, one piece of work at a time, then looks again at what is due. The
+   * promise never rejects: a write and a removal log their failures.
+   */
+  private alone(work: () => Promise<void>): Promise<void> {
     this.writing = work().finally(() => {
       this.writing = null;
       this.consider();
     });
+    return this.writing;
   }
 
   /**
@@ -181,12 +187,15 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
 
   /**
    * MemoryReadStoreObserver: the models were rebuilt; the snapshot of the old ones must not come
-   * back. It goes at once, or as soon as the write under way ends.
+   * back. It goes at once, or as soon as the write under way ends; resolves once it is gone.
    */
-  replaced(): void {
+  async replaced(): Promise<void> {
     this.covered = null;
     this.removing = 'a rebuild';
     this.consider();
+    // Asked for behind a write under way: started when that write ends.
+    while (this.removing !== null && this.writing !== null) await this.writing;
+    await this.removal;
   }
 
   /**
@@ -260,7 +269,7 @@ export class ReadModelSnapshots implements MemoryReadStoreObserver {
   /** The models were replaced while the snapshot was written: it must not stay. */
   private stale(generation: number): boolean {
     if (generation === this.store.generation) return false;
-    this.replaced();
+    void this.replaced();
     return true;
   }
 
