@@ -11,6 +11,7 @@ import {
   parseIdempotencyKey,
   requestFingerprint,
   TRIM_EVERY,
+  COUNTED_ACCOUNTS,
 } from './idempotency-keys';
 import { KEYS_PER_ACCOUNT } from './idempotency-store';
 import { IDEMPOTENCY_FILE, SqliteEventStore, UnreadableCiphertextError } from '@chronicle/event-store';
@@ -273,6 +274,21 @@ describe('IdempotencyKeys', () => {
     const { n } = db.prepare('SELECT count(*) AS n FROM idempotency WHERE scope = ?').get('a-1');
     expect(n).toBeGreaterThanOrEqual(KEYS_PER_ACCOUNT);
     expect(n).toBeLessThanOrEqual(KEYS_PER_ACCOUNT + TRIM_EVERY);
+  });
+
+  it(`counts the new keys of ${COUNTED_ACCOUNTS} accounts at most, trimming the one counted longest ago`, async () => {
+    const trims: string[] = [];
+    const trim = jest.spyOn(store, 'trim').mockImplementation((scope) => {
+      trims.push(scope);
+      return Promise.resolve();
+    });
+    for (let i = 0; i <= COUNTED_ACCOUNTS; i++) {
+      now++;
+      await held(await keys.begin(`a-${i}`, 'key', 'fp', attempt())).finish(200, {}, '{}');
+    }
+    expect(trims).toEqual(['a-0']);
+    expect((keys as unknown as { untrimmed: Map<string, number> }).untrimmed.size).toBe(COUNTED_ACCOUNTS);
+    trim.mockRestore();
   });
 
   it('parses keys of 1 to 255 visible characters, quoted or not', () => {

@@ -37,6 +37,8 @@ export const IDEMPOTENCY_KEY_SCHEMA = {
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'vary'] as const;
 /** New keys between two trims of an account's records: the bound is KEYS_PER_ACCOUNT plus this. */
 export const TRIM_EVERY = 64;
+/** Accounts whose new keys are counted at once (the map of counts grows no further). */
+export const COUNTED_ACCOUNTS = 10_000;
 const PRUNE_INTERVAL_MS = 60_000;
 /**
  * Kept for a key whose first request wrote its events and died before its answer was kept: the
@@ -187,6 +189,12 @@ export class IdempotencyKeys implements OnApplicationShutdown {
 
   /** Trims the account's records once it has TRIM_EVERY new keys since its last trim. */
   private async countNewKey(account: string): Promise<void> {
+    if (!this.untrimmed.has(account) && this.untrimmed.size >= COUNTED_ACCOUNTS) {
+      // The counts are bounded too: the account counted longest ago is trimmed early, harmlessly.
+      const [oldest] = this.untrimmed.keys();
+      this.untrimmed.delete(oldest);
+      await this.store.trim(oldest, KEYS_PER_ACCOUNT);
+    }
     const untrimmed = (this.untrimmed.get(account) ?? 0) + 1;
     if (untrimmed < TRIM_EVERY) {
       this.untrimmed.set(account, untrimmed);
