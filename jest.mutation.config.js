@@ -27,6 +27,8 @@ const extra = {
 const own = {
   'read-models': ['<rootDir>/libs/read-models/**/*.spec.ts'],
   'event-store': ['<rootDir>/libs/event-store/**/*.spec.ts'],
+  // The API and the CLI import every use case: their suites would be loaded for each mutant.
+  application: ['<rootDir>/libs/application/**/*.spec.ts'],
 };
 
 /**

@@ -1,6 +1,6 @@
 // @ts-check
 import { existsSync } from 'node:fs';
-// Mutation testing, one library per run: MUTATION_LIB=<name> stryker run (npm run test:mutation runs all four).
+// Mutation testing, one library per run: MUTATION_LIB=<name> stryker run (npm run test:mutation runs all five).
 /** Per library, the files mutated; jest.mutation.config.js picks the specs that may kill them. */
 const MUTATE = {
   domain: ['libs/domain/src/**/*.ts'],
@@ -15,6 +15,8 @@ const MUTATE = {
   ],
   // The MongoDB adapter, like the EventStoreDB one, is tested against a double in the contract suite.
   'read-models': ['libs/read-models/src/**/*.ts', '!libs/read-models/src/mongo/**'],
+  // The use cases (issue 34): their handlers, sagas and the repository, against their own specs.
+  application: ['libs/application/src/**/*.ts'],
 };
 
 const name = process.env.MUTATION_LIB ?? '';
