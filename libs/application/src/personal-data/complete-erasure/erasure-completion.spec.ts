@@ -1,30 +1,23 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accountStreamName, eventSchemaOf, SubjectErased, userStreamName } from '@chronicle/domain';
-import {
-  DataKeyRing,
-  ErasureLog,
-  PersonalDataEventStore,
-  SqliteDataKeyStore,
-  SqliteEventStore,
-} from '@chronicle/event-store';
+import { accountStreamName, SubjectErased, userStreamName } from '@chronicle/domain';
+import { DataKeyRing, ErasureLog, PersonalDataEventStore } from '@chronicle/event-store';
 import { CommandContext } from '../../shared/command-context';
-import { EventSourcedRepository, toNewEvent } from '../../shared/event-sourced-repository';
-import { FixedClock, RecordingMailer } from '../../shared/test-doubles.spec-helper';
+import { EventSourcedRepository } from '../../shared/event-sourced-repository';
+import { RecordingMailer } from '../../shared/test-doubles.spec-helper';
+import { ERASURE_NOW, erasureWorld, writeEvent, writePerson } from '../erasure.spec-helper';
 import { ErasureCompletion } from './erasure-completion';
 
-const SECRET = Buffer.from('the data key secret of this spec, long enough');
 const CONTEXT: CommandContext = {
   actor: 'admin-1',
   correlationId: 'c-complete',
   auth: { method: 'system', tokenId: null },
 };
-const NOW = Date.parse('2026-11-27T08:00:00.000Z');
 const ERASED: SubjectErased['data'] = {
   subject: userStreamName('u-1'),
   kind: 'user',
-  erasedAt: new Date(NOW).toISOString(),
+  erasedAt: new Date(ERASURE_NOW).toISOString(),
 };
 
 /** A mailer that keeps messages, as the outbox does, and says which addresses it was asked to forget. */
@@ -48,46 +41,18 @@ describe('ErasureCompletion', () => {
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'erasure-completion-'));
-    keys = new DataKeyRing(new SqliteDataKeyStore(join(dir, 'data'), SECRET));
-    store = new PersonalDataEventStore(
-      SqliteEventStore.open(join(dir, 'data')),
-      keys,
-      (type) => eventSchemaOf(type)?.personal,
-    );
-    log = new ErasureLog(join(dir, 'erasures.jsonl'));
     mailer = new ForgettingMailer();
-    repository = new EventSourcedRepository(store, new FixedClock(NOW));
-    completion = new ErasureCompletion(repository, keys, mailer, store, log);
+    ({ store, keys, log, repository, completion } = erasureWorld(dir, mailer));
   });
   afterEach(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function write(stream: string, type: string, data: Record<string, unknown>): Promise<void> {
-    await store.append(stream, [toNewEvent({ type, data }, CONTEXT, new Date(NOW - 60_000))], 'any');
-  }
-
-  /** A user whose account `accountId` names; opened only when `opened`. */
+  /** The user u-1, erased, whose account `accountId` names; opened only when `opened`. */
   async function erasedPerson(accountId: string, opened: boolean): Promise<void> {
-    await write(userStreamName('u-1'), 'UserRegistered.v2', {
-      userId: 'u-1',
-      accountId,
-      name: 'Zoë Lovelace',
-      age: 36,
-      createdon: '2026-11-27T07:00:00.000Z',
-    });
-    if (opened) {
-      await write(accountStreamName(accountId), 'AccountOpened.v1', {
-        accountId,
-        email: 'zoe@example.com',
-        userId: 'u-1',
-        roles: ['user'],
-        passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA',
-        openedAt: '2026-11-27T07:00:00.000Z',
-      });
-    }
-    await write(userStreamName('u-1'), 'SubjectErased.v1', { ...ERASED });
+    await writePerson(store, CONTEXT, 'u-1', accountId, opened);
+    await writeEvent(store, CONTEXT, userStreamName('u-1'), 'SubjectErased.v1', { ...ERASED });
   }
 
   it("forgets the e-mails kept for the account's address before it closes the account", async () => {

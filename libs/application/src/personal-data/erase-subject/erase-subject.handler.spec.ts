@@ -1,28 +1,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accountStreamName, customerStreamName, eventSchemaOf, userStreamName } from '@chronicle/domain';
-import {
-  DataKeyRing,
-  ErasureLog,
-  PersonalDataEventStore,
-  SqliteDataKeyStore,
-  SqliteEventStore,
-} from '@chronicle/event-store';
+import { accountStreamName, customerStreamName, userStreamName } from '@chronicle/domain';
+import { DataKeyRing, ErasureLog, PersonalDataEventStore } from '@chronicle/event-store';
 import { CommandContext } from '../../shared/command-context';
-import { EventSourcedRepository, toNewEvent } from '../../shared/event-sourced-repository';
-import { FixedClock, RecordingMailer } from '../../shared/test-doubles.spec-helper';
+import { RecordingMailer } from '../../shared/test-doubles.spec-helper';
 import { ErasureCompletion } from '../complete-erasure/erasure-completion';
+import { ERASURE_NOW as NOW, erasureWorld, writeEvent, writePerson } from '../erasure.spec-helper';
 import { EraseSubjectCommand } from './erase-subject.command';
 import { EraseSubjectHandler } from './erase-subject.handler';
 
-const SECRET = Buffer.from('the data key secret of this spec, long enough');
 const CONTEXT: CommandContext = {
   actor: 'admin-1',
   correlationId: 'c-erase',
   auth: { method: 'system', tokenId: null },
 };
-const NOW = Date.parse('2026-11-27T08:00:00.000Z');
 
 describe('EraseSubjectHandler', () => {
   let dir: string;
@@ -37,51 +29,27 @@ describe('EraseSubjectHandler', () => {
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'erase-subject-'));
-    keys = new DataKeyRing(new SqliteDataKeyStore(join(dir, 'data'), SECRET));
-    store = new PersonalDataEventStore(
-      SqliteEventStore.open(join(dir, 'data')),
-      keys,
-      (type) => eventSchemaOf(type)?.personal,
-    );
+    mailer = new RecordingMailer();
+    const world = erasureWorld(dir, mailer);
+    ({ store, keys, log, completion } = world);
     reads = new Map();
     const readStream = store.readStream.bind(store);
     jest.spyOn(store, 'readStream').mockImplementation((stream, options) => {
       reads.set(stream, (reads.get(stream) ?? 0) + 1);
       return readStream(stream, options);
     });
-    log = new ErasureLog(join(dir, 'erasures.jsonl'));
-    mailer = new RecordingMailer();
-    const repository = new EventSourcedRepository(store, new FixedClock(NOW));
-    completion = new ErasureCompletion(repository, keys, mailer, store, log);
-    handler = new EraseSubjectHandler(repository, store, completion);
+    handler = new EraseSubjectHandler(world.repository, store, completion);
   });
   afterEach(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function write(stream: string, type: string, data: Record<string, unknown>): Promise<void> {
-    await store.append(stream, [toNewEvent({ type, data }, CONTEXT, new Date(NOW - 60_000))], 'any');
-  }
+  const write = (stream: string, type: string, data: Record<string, unknown>) =>
+    writeEvent(store, CONTEXT, stream, type, data);
 
   /** A person: a user with its account, as the history holds them. */
-  async function person(userId: string, accountId: string): Promise<void> {
-    await write(userStreamName(userId), 'UserRegistered.v2', {
-      userId,
-      accountId,
-      name: 'Zoë Lovelace',
-      age: 36,
-      createdon: '2026-11-27T07:00:00.000Z',
-    });
-    await write(accountStreamName(accountId), 'AccountOpened.v1', {
-      accountId,
-      email: 'zoe@example.com',
-      userId,
-      roles: ['user'],
-      passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA',
-      openedAt: '2026-11-27T07:00:00.000Z',
-    });
-  }
+  const person = (userId: string, accountId: string) => writePerson(store, CONTEXT, userId, accountId);
 
   async function keyState(kind: 'user' | 'customer', id: string): Promise<string | undefined> {
     return (await keys.forReading([{ kind, id }])).get(`${kind}-${id}`)?.state;
