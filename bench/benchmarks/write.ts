@@ -25,6 +25,8 @@ const USERS = 1_000;
 const CONNECTIONS = 64;
 const PATCHES = 'PATCH /users/{id}';
 const KEYED = 'PATCH /users/{id} with Idempotency-Key';
+/** Replaced by the generator with an id of each request's own (LoadTarget.uniqueIds). */
+const UNIQUE_KEY = '[<id>]';
 const BARE = 'bare Fastify route appending the same event';
 const APPENDS = 'sequential single-event appends/s, same store and durability';
 /**
@@ -46,25 +48,14 @@ interface WriteRun {
   lagSamples: number;
 }
 
-/**
- * Requests per second the keyed lists are sized for at least, over all connections: about 4x what
- * these PATCHes reach on 2 cores, times 4 because a connection's share is not an even one (one
- * answered 810 in a round whose lists held 782 each, at 4.3x the connections' mean).
- */
-const KEYED_RATE_FLOOR = 40_000;
-/** How far past the fastest keyed load seen so far the next keyed lists reach. */
-const KEYED_MARGIN = 2;
-/**
- * The last request of every keyed list: it answers 404, and any non-2xx aborts the load, so a
- * connection that ran through its list (and would next resend a key: a replay) stops the bench.
- */
-const KEYS_EXHAUSTED = '/bench-keyed-requests-exhausted';
-
 interface PatchLists {
   /** Without a key: each connection walks its users twice, once per age, again and again. */
   plain(): autocannon.Request[][];
-  /** With an Idempotency-Key never used before in the run on every request, `perConnection` of them. */
-  keyed(perConnection: number): autocannon.Request[][];
+  /**
+   * The same, each with an Idempotency-Key that is `[<id>]`: sent with `uniqueIds`, every request
+   * carries a key of its own, never used before.
+   */
+  keyed(): autocannon.Request[][];
 }
 
 /**
@@ -75,8 +66,6 @@ interface PatchLists {
  */
 function patches(token: string, userIds: string[]): PatchLists {
   let loads = 0;
-  let keys = 0;
-  const run = randomUUID();
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/merge-patch+json' };
   const owned = Array.from({ length: CONNECTIONS }, (_, connection) =>
     userIds.filter((_, index) => index % CONNECTIONS === connection),
@@ -87,23 +76,13 @@ function patches(token: string, userIds: string[]): PatchLists {
     headers: extra ? { ...headers, ...extra } : headers,
     body: JSON.stringify({ age }),
   });
-  return {
-    plain() {
-      const base = 18 + ((2 * loads++) % 80);
-      return owned.map((own) => [base, base + 1].flatMap((age) => own.map((userId) => patch(userId, age))));
-    },
-    keyed(perConnection) {
-      const base = 18 + ((2 * loads++) % 80);
-      return owned.map((own) => [
-        ...Array.from({ length: perConnection }, (_, index) =>
-          patch(own[index % own.length], base + (Math.floor(index / own.length) % 2), {
-            'idempotency-key': `${run}-${keys++}`,
-          }),
-        ),
-        { method: 'GET', path: KEYS_EXHAUSTED },
-      ]);
-    },
+  const lists = (extra?: Record<string, string>) => (): autocannon.Request[][] => {
+    const base = 18 + ((2 * loads++) % 80);
+    return owned.map((own) =>
+      [base, base + 1].flatMap((age) => own.map((userId) => patch(userId, age, extra))),
+    );
   };
+  return { plain: lists(), keyed: lists({ 'idempotency-key': UNIQUE_KEY }) };
 }
 
 /**
@@ -206,8 +185,6 @@ function measure(): Promise<WriteRun> {
       const fsyncs: number[] = [];
       const lags: number[][] = [];
       const harnessPatches = patches(token, userIds);
-      // The fastest keyed load so far: the next keyed lists reach KEYED_MARGIN times past it.
-      let keyedRate = 0;
       // The lag observer on at full load, as in the PATCH rounds, and off at the offered rate.
       const observe =
         (record: boolean, ask = statsOf(harness)): NonNullable<LoadTarget['observe']> =>
@@ -264,18 +241,19 @@ function measure(): Promise<WriteRun> {
             url: harness.url,
             pid: harness.pid,
             connections: CONNECTIONS,
-            requests: () =>
-              harnessPatches.keyed(
-                Math.ceil(
-                  (Math.max(KEYED_RATE_FLOOR, KEYED_MARGIN * keyedRate) *
-                    Math.max(ROUND_SECONDS, WARMUP_SECONDS)) /
-                    CONNECTIONS,
-                ),
-              ),
+            requests: harnessPatches.keyed,
+            uniqueIds: true,
+            // Keys that repeated would be replays, which write nothing: the load would measure those.
             observe: async (phase) => {
               const done = await observe(false)(phase);
+              const before = await statsOf(harness)('stats');
               return async (result) => {
-                keyedRate = Math.max(keyedRate, result.requests / result.seconds);
+                const after = await statsOf(harness)('stats');
+                if (after.events - before.events < result.requests) {
+                  throw new Error(
+                    `${KEYED}: ${result.requests} answers wrote ${after.events - before.events} events`,
+                  );
+                }
                 await done(result);
               };
             },
@@ -399,8 +377,8 @@ export const write: Benchmark = {
                 'appends run.',
             ]),
         `${KEYED}: the same server, users and ages as the PATCHes without a key, every request with a key used ` +
-          'nowhere else in the run (pre-built lists, each ending in a request that answers 404, so a connection ' +
-          'that ran out of keys aborts the bench instead of measuring replays). A key costs ' +
+          'nowhere else in the run (the generator puts an id of its own in each request as it sends it: pre-built ' +
+          'lists of keys cost it more CPU than the server, in their building and their garbage). A key costs ' +
           `${Math.round(keyCostUs)} µs of server CPU per PATCH (medians, keyed minus unkeyed): its SHA-256, the ` +
           'claim before the handler (one upsert in DATA_DIR/idempotency.db), the answer sealed (AES-GCM) and ' +
           "kept after it (one keyed update), the writes of concurrent requests sharing a commit, and a trim of the account's keys every 64 " +

@@ -18,6 +18,8 @@ const DIST = process.env.BENCH_DIST ?? join(__dirname, '..', '..', 'dist');
 
 export interface HarnessStats {
   commits: number;
+  /** Events written since the server started. */
+  events: number;
   /** Milliseconds from each PATCH response to its change in the read model, since the last stats. */
   lags: number[];
   /** Responses whose change had not reached the read model when the stats were taken. */
@@ -105,7 +107,8 @@ async function main(): Promise<void> {
       responded.clear();
       visible.clear();
     }
-    const stats: HarnessStats = { commits: eventStore.stats().commits, lags, pending: responded.size };
+    const { commits, events } = eventStore.stats();
+    const stats: HarnessStats = { commits, events, lags, pending: responded.size };
     lags = [];
     process.send?.(stats);
   });

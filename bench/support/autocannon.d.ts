@@ -21,6 +21,8 @@ declare module 'autocannon' {
       timeout?: number;
       /** Requests per second over all connections (at most, sent in bursts each second). */
       overallRate?: number;
+      /** Replaces `[<id>]` in each request (headers, body, path) with an id made for that request (hyperid). */
+      idReplacement?: boolean;
     }
 
     interface Histogram {

@@ -40,6 +40,12 @@ export interface LoadTarget {
    * once, such as patches changing a value).
    */
   requests(): autocannon.Request[][];
+  /**
+   * Each request's `[<id>]` replaced by an id the generator makes for that request alone, unique
+   * across generators (autocannon's idReplacement): a value that must never repeat, such as an
+   * Idempotency-Key, at the cost of building each request as it is sent instead of once.
+   */
+  uniqueIds?: boolean;
   /** Called before each measured load; what it returns is called with the load's result. */
   observe?: (phase: Phase) => Promise<(result: LoadResult) => Promise<void>>;
 }
@@ -190,6 +196,7 @@ export async function load(target: LoadTarget, seconds: number, rate?: number): 
         requests,
         duration: seconds,
         ...(rate === undefined ? {} : { overallRate: share(rate, generators, index) }),
+        ...(target.uniqueIds ? { idReplacement: true } : {}),
       }),
     ),
   );
