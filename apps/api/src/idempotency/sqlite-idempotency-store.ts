@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { IDEMPOTENCY_FILE, openSidecarDatabase } from '@chronicle/event-store';
+import { BackgroundCheckpoints, IDEMPOTENCY_FILE, openSidecarDatabase } from '@chronicle/event-store';
 import { Claim, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, isExpired, KeyRecord } from './idempotency-store';
 
 /**
@@ -9,11 +9,14 @@ import { Claim, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, isExpired, KeyRecord } 
  * claim that finds the key held reads the record back. The writes asked for in one turn of the
  * event loop (concurrent requests) share one transaction, one commit: a commit per claim and per
  * answer was most of what a key cost a PATCH (profiled), and each write is still answered only
- * once its commit is done.
+ * once its commit is done. Its checkpoints run in a worker thread (BackgroundCheckpoints): each
+ * key writes pages at random, and the fsyncs of a checkpoint taken by a commit held the API's event
+ * loop up.
  */
 export class SqliteIdempotencyStore extends IdempotencyStore {
   private db: Database.Database | null = null;
   private statements: Statements | null = null;
+  private checkpoints: BackgroundCheckpoints | null = null;
   private queued: Array<Queued<unknown>> = [];
 
   constructor(private readonly dataDir: string) {
@@ -72,13 +75,15 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     return new Promise((resolve) => resolve(this.open().prune(now - IDEMPOTENCY_WINDOW_MS)));
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    const checkpoints = this.checkpoints;
+    this.checkpoints = null;
+    await checkpoints?.stop();
     // Writes still queued are committed first: each was asked for before the close.
     this.commitQueued();
     this.db?.close();
     this.db = null;
     this.statements = null;
-    return Promise.resolve();
   }
 
   /** Queues `work` for this turn's transaction; answered once that transaction has committed. */
@@ -103,6 +108,7 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
       for (const { reject } of queued) reject(error);
       return;
     }
+    this.checkpoints?.committed();
     queued.forEach(({ resolve, reject }, i) => {
       const outcome = outcomes[i];
       if ('error' in outcome) reject(outcome.error);
@@ -127,6 +133,7 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
       db.exec('DROP INDEX IF EXISTS idempotency_by_start');
       this.db = db;
       this.statements = prepare(db);
+      this.checkpoints = BackgroundCheckpoints.start(db);
     }
     return this.statements;
   }

@@ -5,4 +5,5 @@ export { readStoreId, STORE_ID_FILE, StoreLostError } from './sqlite-store-ident
 export * from './sqlite-checkpoint-store';
 export * from './sqlite-backup';
 export * from './sidecar-database';
+export { BackgroundCheckpoints } from './background-checkpoints';
 export * from './sqlite-data-key-store';
