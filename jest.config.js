@@ -49,8 +49,8 @@ module.exports = {
   // in session 11 (93.25, 87.76, 92.36, 94.51), and in session 13 (93.7, 88.25, 92.96, 94.91).
   coverageThreshold: { global: { statements: 93.4, branches: 88, functions: 92.7, lines: 94.6 } },
   projects: [
-    // The bench's own logic (its report writer, its CPU reading) is unit-tested like the code.
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench}/**/*.spec.ts'] },
+    // The bench's own logic (its report writer, its CPU reading) and the scripts' are unit-tested like the code.
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench,scripts}/**/*.spec.ts'] },
     {
       ...common,
       displayName: 'contract',
