@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accountStreamName, customerStreamName, userStreamName } from '@chronicle/domain';
+import { accountStreamName, customerStreamName, NotFoundError, userStreamName } from '@chronicle/domain';
 import { DataKeyRing, ErasureLog, PersonalDataEventStore } from '@chronicle/event-store';
 import { CommandContext } from '../../shared/command-context';
 import { RecordingMailer } from '../../shared/test-doubles.spec-helper';
@@ -121,5 +121,11 @@ describe('EraseSubjectHandler', () => {
       code: 'not-found',
     });
     expect(reads.size).toBe(0);
+  });
+
+  it('knows no customer by anything but a customer number, as GET /customers/{id}', async () => {
+    await expect(handler.execute(new EraseSubjectCommand('customer', 'abc', CONTEXT))).rejects.toThrow(
+      new NotFoundError('Customer'),
+    );
   });
 });

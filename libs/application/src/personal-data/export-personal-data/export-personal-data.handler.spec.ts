@@ -5,6 +5,7 @@ import {
   accountStreamName,
   customerStreamName,
   DomainEvent,
+  ErasedError,
   NotFoundError,
   passwordChangeStreamName,
   passwordResetStreamName,
@@ -23,6 +24,7 @@ import {
   CustomerExport,
   EXPORT_SESSION_LIMIT,
   EXPORT_SESSION_RECORD_LIMIT,
+  exportFileName,
   ExportPersonalDataQuery,
   UserExport,
 } from './export-personal-data.query';
@@ -502,6 +504,227 @@ describe('ExportPersonalDataHandler', () => {
           data: { customerId: 42, changes: { email: 'sales@acme.example' } },
         }),
       ],
+    });
+  });
+
+  describe('each rule on its own', () => {
+    const exportCustomer = (customerId: number) =>
+      handler.execute(
+        new ExportPersonalDataQuery({ kind: 'customer', id: customerId }, null),
+      ) as Promise<CustomerExport>;
+    const erase = (stream: string, kind: 'user' | 'customer') =>
+      append(stream, { type: 'SubjectErased.v1', data: { subject: stream, kind, erasedAt: at(50) } }, ADMIN);
+    const ids = (exported: UserExport) => exported.audit.map((record) => record.id);
+
+    it('answers an erased user or customer as erased, naming which', async () => {
+      await openAda();
+      await erase(userStreamName('u-ada'), 'user');
+      await expect(exportUser('u-ada')).rejects.toThrow(new ErasedError('User', at(50)));
+      await append(
+        customerStreamName(7),
+        {
+          type: 'CustomerRegistered.v1',
+          data: { customerId: 7, name: 'Acme', email: 'a@example.com', createdon: at(1) },
+        },
+        ADMIN,
+      );
+      await erase(customerStreamName(7), 'customer');
+      await expect(exportCustomer(7)).rejects.toThrow(new ErasedError('Customer', at(50)));
+    });
+
+    it('exports a customer from its registration alone, and knows none from a stream without one', async () => {
+      await append(
+        customerStreamName(8),
+        {
+          type: 'CustomerRegistered.v1',
+          data: { customerId: 8, name: 'Solo', email: 's@example.com', createdon: at(1) },
+        },
+        ADMIN,
+      );
+      await expect(exportCustomer(8)).resolves.toMatchObject({ personalData: { name: [{ value: 'Solo' }] } });
+      await append(
+        customerStreamName(9),
+        { type: 'CustomerChanged.v1', data: { customerId: 9, changes: { name: 'Stray' } } },
+        ADMIN,
+      );
+      await expect(exportCustomer(9)).rejects.toThrow(new NotFoundError('Customer'));
+    });
+
+    it("leaves out a session the account started for another account, and counts a session's tokens alone", async () => {
+      await openAda();
+      // Started by a-ada's actor, but another account's session in its data.
+      await append(
+        sessionStreamName('s-other'),
+        {
+          type: 'SessionStarted.v1',
+          data: {
+            accountId: 'a-other',
+            sessionId: 's-other',
+            startedWith: 'basic',
+            credentialsVersion: 0,
+            startedAt: at(5),
+            expiresAt: at(3600),
+          },
+        },
+        ADA,
+      );
+      await startSession('a-ada', 's-mine', 2);
+      await append(
+        sessionStreamName('s-mine'),
+        {
+          type: 'SessionEnded.v1',
+          data: { accountId: 'a-ada', sessionId: 's-mine', endedAt: at(60), reason: 'logout' },
+        },
+        ADA,
+      );
+      const exported = await exportUser('u-ada');
+      expect(exported.sessions).toEqual([
+        expect.objectContaining({ id: 's-mine', tokens: 2, endedAt: at(60) }),
+      ]);
+      expect(exported.omitted).toEqual({ sessions: 0 });
+      expect(exported.audit.some((record) => record.stream === sessionStreamName('s-other'))).toBe(false);
+    });
+
+    it(`keeps the newest ${EXPORT_SESSION_LIMIT} of more than twice as many sessions`, async () => {
+      await openAda();
+      const count = 2 * EXPORT_SESSION_LIMIT + 3;
+      for (let index = 0; index < count; index += 1) {
+        const event = toNewEvent(
+          {
+            type: 'SessionStarted.v1',
+            data: {
+              accountId: 'a-ada',
+              sessionId: `s-${index}`,
+              startedWith: 'basic',
+              credentialsVersion: 0,
+              startedAt: at(index),
+              expiresAt: at(index + 3600),
+            },
+          },
+          ADA,
+          new Date(T0),
+        );
+        await store.append(sessionStreamName(`s-${index}`), [event], 'no_stream');
+      }
+      const exported = await exportUser('u-ada');
+      expect(exported.omitted).toEqual({ sessions: count - EXPORT_SESSION_LIMIT });
+      expect(exported.sessions.map((session) => session.id)).toEqual(
+        Array.from({ length: EXPORT_SESSION_LIMIT }, (_, i) => `s-${count - EXPORT_SESSION_LIMIT + i}`),
+      );
+    });
+
+    it(`keeps sessions whose records come to exactly ${EXPORT_SESSION_RECORD_LIMIT}`, async () => {
+      await openAda();
+      const session = (sessionId: string, tokens: number) => [
+        toNewEvent(
+          {
+            type: 'SessionStarted.v1',
+            data: {
+              accountId: 'a-ada',
+              sessionId,
+              startedWith: 'basic',
+              credentialsVersion: 0,
+              startedAt: at(0),
+              expiresAt: at(3600),
+            },
+          },
+          ADA,
+          new Date(T0),
+        ),
+        ...Array.from({ length: tokens }, (_, token) =>
+          toNewEvent(
+            {
+              type: 'SessionTokenIssued.v1',
+              data: {
+                accountId: 'a-ada',
+                sessionId,
+                tokenId: `${sessionId}-${token}`,
+                issuedWith: null,
+                credentialsVersion: 0,
+                issuedAt: at(0),
+                expiresAt: at(3600),
+              },
+            },
+            ADA,
+            new Date(T0),
+          ),
+        ),
+      ];
+      await store.append(sessionStreamName('s-old'), session('s-old', 1), 'no_stream');
+      await store.append(
+        sessionStreamName('s-new'),
+        session('s-new', EXPORT_SESSION_RECORD_LIMIT - 3),
+        'no_stream',
+      );
+      const exported = await exportUser('u-ada');
+      expect(exported.sessions.map((listed) => listed.id)).toEqual(['s-old', 's-new']);
+      expect(exported.omitted).toEqual({ sessions: 0 });
+    });
+
+    it('reads many e-mails a few streams at a time, each stream once', async () => {
+      const { invited } = await openAda();
+      // Seventeen links: more than one batch of reads.
+      const requests = [invited];
+      for (let i = 0; i < 16; i += 1) {
+        requests.push(
+          await append(
+            `passwordresetrequest-${i}`,
+            { type: 'PasswordResetRequested.v1', data: { emailHash: `h-${i}`, requestedAt: at(10 + i) } },
+            contextOf('anonymous'),
+          ),
+        );
+      }
+      for (const request of requests) await mailLink(request, 'a-ada');
+      // The same link mailed again: its stream is still read once.
+      await append(
+        passwordResetStreamName(invited.id),
+        {
+          type: 'PasswordResetEmailSent.v1',
+          data: { accountId: 'a-ada', requestId: invited.id, tokenId: `t-${invited.id}`, sentAt: at(90) },
+        },
+        followUpContext(invited),
+      );
+      const exported = await exportUser('u-ada');
+      expect(exported.emails).toHaveLength(18);
+      expect(exported.emails.filter((email) => email.kind === 'invitation')).toHaveLength(2);
+      expect(new Set(ids(exported)).size).toBe(exported.audit.length);
+      expect(exported.audit.filter((record) => record.stream.startsWith('passwordreset-'))).toHaveLength(35);
+    });
+
+    it("calls a link an invitation only when an invitation asked for it, and lists a changed password's notice", async () => {
+      const { opened } = await openAda();
+      // A link whose request is another of the account's events: a reset, not an invitation.
+      await mailLink(opened, 'a-ada');
+      const changed = await append(
+        accountStreamName('a-ada'),
+        {
+          type: 'PasswordChanged.v1',
+          data: { accountId: 'a-ada', passwordHash: ARGON2, changedAt: at(20), credentialsVersion: 1 },
+        },
+        ADA,
+      );
+      const notice = await append(
+        passwordChangeStreamName(changed.id),
+        {
+          type: 'PasswordChangeNoticeSent.v1',
+          data: { accountId: 'a-ada', changeId: changed.id, sentAt: at(21) },
+        },
+        followUpContext(changed),
+      );
+      const exported = await exportUser('u-ada');
+      expect(exported.emails.map((email) => email.kind)).toEqual(['password-reset', 'password-change']);
+      expect(exported.emails[1]).toMatchObject({
+        to: 'ada@example.com',
+        sentAt: at(21),
+        recordedAt: notice.recordedAt,
+      });
+      expect(new Set(ids(exported)).size).toBe(exported.audit.length);
+    });
+
+    it('names the export file with only characters every client keeps', () => {
+      expect(exportFileName({ kind: 'user', id: 'u-1.a_b' })).toBe('chronicle-user-u-1.a_b-export.json');
+      expect(exportFileName({ kind: 'user', id: 'a/b c"é' })).toBe('chronicle-user-a_b_c__-export.json');
+      expect(exportFileName({ kind: 'customer', id: 42 })).toBe('chronicle-customer-42-export.json');
     });
   });
 });
