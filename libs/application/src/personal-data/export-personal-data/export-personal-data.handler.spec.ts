@@ -174,6 +174,43 @@ describe('ExportPersonalDataHandler', () => {
   const exportUser = (userId: string, caller: Principal | null = null) =>
     handler.execute(new ExportPersonalDataQuery({ kind: 'user', id: userId }, caller)) as Promise<UserExport>;
 
+  /** A session of a-ada's as one append: its start, then `tokens` tokens. */
+  const session = (sessionId: string, tokens: number) => [
+    toNewEvent(
+      {
+        type: 'SessionStarted.v1',
+        data: {
+          accountId: 'a-ada',
+          sessionId,
+          startedWith: 'basic',
+          credentialsVersion: 0,
+          startedAt: at(0),
+          expiresAt: at(3600),
+        },
+      },
+      ADA,
+      new Date(T0),
+    ),
+    ...Array.from({ length: tokens }, (_, token) =>
+      toNewEvent(
+        {
+          type: 'SessionTokenIssued.v1',
+          data: {
+            accountId: 'a-ada',
+            sessionId,
+            tokenId: `${sessionId}-${token}`,
+            issuedWith: null,
+            credentialsVersion: 0,
+            issuedAt: at(0),
+            expiresAt: at(3600),
+          },
+        },
+        ADA,
+        new Date(T0),
+      ),
+    ),
+  ];
+
   it("exports a person's values with their history, sessions, e-mails and the audit of their streams", async () => {
     const { registered, opened, invited } = await openAda();
     const invitationSent = await mailLink(invited, 'a-ada');
@@ -359,41 +396,6 @@ describe('ExportPersonalDataHandler', () => {
 
   it(`keeps the sessions' records within ${EXPORT_SESSION_RECORD_LIMIT}, leaving out the oldest sessions`, async () => {
     await openAda();
-    const session = (sessionId: string, tokens: number) => [
-      toNewEvent(
-        {
-          type: 'SessionStarted.v1',
-          data: {
-            accountId: 'a-ada',
-            sessionId,
-            startedWith: 'basic',
-            credentialsVersion: 0,
-            startedAt: at(0),
-            expiresAt: at(3600),
-          },
-        },
-        ADA,
-        new Date(T0),
-      ),
-      ...Array.from({ length: tokens }, (_, token) =>
-        toNewEvent(
-          {
-            type: 'SessionTokenIssued.v1',
-            data: {
-              accountId: 'a-ada',
-              sessionId,
-              tokenId: `${sessionId}-${token}`,
-              issuedWith: null,
-              credentialsVersion: 0,
-              issuedAt: at(0),
-              expiresAt: at(3600),
-            },
-          },
-          ADA,
-          new Date(T0),
-        ),
-      ),
-    ];
     // Oldest to newest: 2 records, 19,999 records (a token minted again and again), 2 records.
     await store.append(sessionStreamName('s-old'), session('s-old', 1), 'no_stream');
     await store.append(
@@ -615,41 +617,6 @@ describe('ExportPersonalDataHandler', () => {
 
     it(`keeps sessions whose records come to exactly ${EXPORT_SESSION_RECORD_LIMIT}`, async () => {
       await openAda();
-      const session = (sessionId: string, tokens: number) => [
-        toNewEvent(
-          {
-            type: 'SessionStarted.v1',
-            data: {
-              accountId: 'a-ada',
-              sessionId,
-              startedWith: 'basic',
-              credentialsVersion: 0,
-              startedAt: at(0),
-              expiresAt: at(3600),
-            },
-          },
-          ADA,
-          new Date(T0),
-        ),
-        ...Array.from({ length: tokens }, (_, token) =>
-          toNewEvent(
-            {
-              type: 'SessionTokenIssued.v1',
-              data: {
-                accountId: 'a-ada',
-                sessionId,
-                tokenId: `${sessionId}-${token}`,
-                issuedWith: null,
-                credentialsVersion: 0,
-                issuedAt: at(0),
-                expiresAt: at(3600),
-              },
-            },
-            ADA,
-            new Date(T0),
-          ),
-        ),
-      ];
       await store.append(sessionStreamName('s-old'), session('s-old', 1), 'no_stream');
       await store.append(
         sessionStreamName('s-new'),
