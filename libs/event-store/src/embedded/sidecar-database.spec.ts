@@ -13,18 +13,24 @@ describe('openSidecarDatabase', () => {
         journal: db.pragma('journal_mode', { simple: true }),
         synchronous: db.pragma('synchronous', { simple: true }),
         secureDelete: db.pragma('secure_delete', { simple: true }),
+        busyTimeoutMs: db.pragma('busy_timeout', { simple: true }),
       };
     } finally {
       db.close();
     }
   };
 
-  it('opens fast by default: WAL, no fsync per write', () => {
-    expect(settings()).toEqual({ journal: 'wal', synchronous: 1, secureDelete: 0 });
+  it('opens fast by default: WAL, no fsync per write; waits 10 s for a lock held elsewhere, not 5', () => {
+    expect(settings()).toEqual({ journal: 'wal', synchronous: 1, secureDelete: 0, busyTimeoutMs: 10_000 });
   });
 
   it('opens durable: a rollback journal, every commit and its journal removal synced, deletions zeroed', () => {
-    expect(settings('durable')).toEqual({ journal: 'delete', synchronous: 3, secureDelete: 1 });
+    expect(settings('durable')).toEqual({
+      journal: 'delete',
+      synchronous: 3,
+      secureDelete: 1,
+      busyTimeoutMs: 10_000,
+    });
   });
 
   it('creates DATA_DIR private and the file 0600, for the data keys too, at their first use only', async () => {

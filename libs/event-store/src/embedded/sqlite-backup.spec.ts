@@ -1,5 +1,14 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { syncFile } from '@chronicle/config';
@@ -128,5 +137,34 @@ describe('SQLite backup checks', () => {
     expect(() => copyLiveDatabase(missing, join(dir, 'copy.db'))).toThrow(/unable to open database file/);
     expect(existsSync(missing)).toBe(false);
     expect(existsSync(join(dir, 'copy.db'))).toBe(false);
+  });
+
+  /**
+   * A database left as a crash leaves it: committed rows only in its write-ahead log, which the
+   * next connection to close last would write back into the file and delete.
+   */
+  function crashedInWal(): { file: string; wal: Buffer; main: Buffer } {
+    const writer = new Database(join(dir, 'live.db'));
+    writer.pragma('journal_mode = WAL');
+    writer.exec('CREATE TABLE t (v TEXT)');
+    writer.prepare('INSERT INTO t (v) VALUES (?)').run('committed');
+    const file = join(dir, 'crashed.db');
+    copyFileSync(join(dir, 'live.db'), file);
+    copyFileSync(join(dir, 'live.db-wal'), `${file}-wal`);
+    writer.close();
+    return { file, wal: readFileSync(`${file}-wal`), main: readFileSync(file) };
+  }
+
+  it('copies and checks a database read-only: its write-ahead log is read, never written back', () => {
+    const crashed = crashedInWal();
+    const copy = join(dir, 'copy.db');
+    copyLiveDatabase(crashed.file, copy);
+    checkDatabase(crashed.file);
+    // The copy has what only the log held, and the source is as it was: log and file untouched.
+    const copied = new Database(copy, { readonly: true });
+    expect(copied.prepare('SELECT v FROM t').pluck().all()).toEqual(['committed']);
+    copied.close();
+    expect(readFileSync(`${crashed.file}-wal`)).toEqual(crashed.wal);
+    expect(readFileSync(crashed.file)).toEqual(crashed.main);
   });
 });
