@@ -99,6 +99,12 @@ describe('AccountSessions', () => {
     }
     throw new Error('the sessions never applied the event');
   };
+  /** The sessions held as ended for `accountId`, in memory. */
+  const endedSessionsHeld = (accountId: string) => {
+    const held = (sessions as unknown as { accounts: Map<string, { endedSessions: Map<string, number> }> })
+      .accounts;
+    return [...(held.get(accountId)?.endedSessions.keys() ?? [])];
+  };
   /** Starts following the store and waits for the history to be applied. */
   const caughtUp = async () => {
     void sessions.start();
@@ -309,6 +315,26 @@ describe('AccountSessions', () => {
       expect(await sessions.principalFor(claims('a1'))).toEqual(principal('a1'));
     });
 
+    it('reads back no ended session whose tokens expired meanwhile, into a new entry or one a request read', async () => {
+      await write('a1', opened('a1'));
+      await write('a2', opened('a2'));
+      await endSession('a1', 's-gone', clock.time + 1_000);
+      await endSession('a1', 's-live', clock.time + 60_000);
+      await endSession('a2', 's-gone-2', clock.time + 1_000);
+      await endSession('a2', 's-live-2', clock.time + 60_000);
+      await caughtUp();
+      await restarted();
+      // The first two expire at this very instant.
+      clock.time += 1_000;
+
+      // a2 read from its stream by a request before the stored entries come back; a1 not.
+      expect(await sessions.principalFor(claims('a2'))).toEqual(principal('a2'));
+      await caughtUp();
+
+      expect(endedSessionsHeld('a1')).toEqual(['s-live']);
+      expect(endedSessionsHeld('a2')).toEqual(['s-live-2']);
+    });
+
     it('while the events after the checkpoint replay, trusts a stored entry only as far as its stream says', async () => {
       await write('a1', opened('a1'));
       await write('a2', opened('a2'));
@@ -400,15 +426,15 @@ describe('AccountSessions', () => {
     await write('a1', opened('a1'));
     expect(await sessions.principalFor(claims('a1'))).not.toEqual(revoked);
     sessions.sessionEnded('a1', 's-1', clock.time + 1_000);
+    // Its tokens expire at this very instant: no record is kept of it, even for a moment.
     sessions.sessionEnded('a1', 's-old', clock.time);
     expect(await sessions.principalFor(claims('a1'))).toEqual(revoked);
+    expect(endedSessionsHeld('a1')).toEqual(['s-1']);
 
     clock.time += 1_000;
     sessions.sessionEnded('a1', 's-2', clock.time + 1_000);
 
-    const held = (sessions as unknown as { accounts: Map<string, { endedSessions: Map<string, number> }> })
-      .accounts;
-    expect([...held.get('a1')!.endedSessions.keys()]).toEqual(['s-2']);
+    expect(endedSessionsHeld('a1')).toEqual(['s-2']);
   });
 
   it('before the catch-up, trusts no account the replay has only opened: a change or an ended session further on holds', async () => {
