@@ -51,8 +51,46 @@ describe('SqliteIdempotencyStore', () => {
       )
       .pluck()
       .all();
+    const table = reopened.prepare("SELECT sql FROM sqlite_master WHERE name = 'idempotency'").pluck().get();
     reopened.close();
-    expect(indexes).toEqual(['idempotency_by_scope']);
+    expect(indexes).toEqual(['idempotency_by_scope', 'idempotency_key']);
+    // Ordered by when keys were first claimed now, no longer by key.
+    expect(table).not.toMatch(/WITHOUT ROWID/);
+  });
+
+  it('moves a table ordered by key to one in claim order, records kept, under a process still claiming the old way', async () => {
+    const old = openSidecarDatabase(dir, IDEMPOTENCY_FILE);
+    old.exec(
+      'CREATE TABLE idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, ' +
+        'owner TEXT NOT NULL, started INTEGER NOT NULL, response TEXT, after_position TEXT, ' +
+        'PRIMARY KEY (scope, key)) WITHOUT ROWID',
+    );
+    const insert = old.prepare('INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)');
+    insert.run('account-1', 'z', 'fp-z', 'a', 1_000, 'first', null);
+    insert.run('account-1', 'a', 'fp-a', 'b', 2_000, null, '7');
+    // The claim of the code before, prepared before the move: it needs (scope, key) unique.
+    const oldClaim = old.prepare(
+      'INSERT INTO idempotency (scope, key, fingerprint, owner, started, response, after_position) ' +
+        'VALUES (?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (scope, key) DO NOTHING',
+    );
+
+    const store = new SqliteIdempotencyStore(dir);
+    const claim = (key: string) => ({
+      scope: 'account-1',
+      key,
+      fingerprint: 'x',
+      owner: 'c',
+      after: null,
+      now: 3_000,
+    });
+    expect(await store.claim(claim('z'))).toMatchObject({ fingerprint: 'fp-z', response: 'first' });
+    expect(await store.claim(claim('a'))).toMatchObject({ fingerprint: 'fp-a', owner: 'b', after: '7' });
+    expect(oldClaim.run('account-1', 'a', 'fp', 'd', 3_000).changes).toBe(0);
+    expect(oldClaim.run('account-1', 'n', 'fp', 'd', 3_000).changes).toBe(1);
+    // Oldest first, in the order of the rows.
+    expect(old.prepare('SELECT key FROM idempotency ORDER BY rowid').pluck().all()).toEqual(['z', 'a', 'n']);
+    old.close();
+    await store.close();
   });
 
   it('commits the writes asked for in one turn together, each answered as if alone', async () => {
