@@ -174,6 +174,28 @@ describe('ExportPersonalDataHandler', () => {
   const exportUser = (userId: string, caller: Principal | null = null) =>
     handler.execute(new ExportPersonalDataQuery({ kind: 'user', id: userId }, caller)) as Promise<UserExport>;
 
+  /** `count` sessions of a-ada's, `s-0` oldest, each only started, in a stream of its own. */
+  const startSessions = async (count: number) => {
+    for (let index = 0; index < count; index += 1) {
+      const event = toNewEvent(
+        {
+          type: 'SessionStarted.v1',
+          data: {
+            accountId: 'a-ada',
+            sessionId: `s-${index}`,
+            startedWith: 'basic',
+            credentialsVersion: 0,
+            startedAt: at(index),
+            expiresAt: at(index + 3600),
+          },
+        },
+        ADA,
+        new Date(T0),
+      );
+      await store.append(sessionStreamName(`s-${index}`), [event], 'no_stream');
+    }
+  };
+
   /** A session of a-ada's as one append: its start, then `tokens` tokens. */
   const session = (sessionId: string, tokens: number) => [
     toNewEvent(
@@ -364,26 +386,7 @@ describe('ExportPersonalDataHandler', () => {
 
   it(`lists the newest ${EXPORT_SESSION_LIMIT} sessions and counts the older ones`, async () => {
     await openAda();
-    const events = Array.from({ length: EXPORT_SESSION_LIMIT + 2 }, (_, index) =>
-      toNewEvent(
-        {
-          type: 'SessionStarted.v1',
-          data: {
-            accountId: 'a-ada',
-            sessionId: `s-${index}`,
-            startedWith: 'basic',
-            credentialsVersion: 0,
-            startedAt: at(index),
-            expiresAt: at(index + 3600),
-          },
-        },
-        ADA,
-        new Date(T0),
-      ),
-    );
-    for (const [index, event] of events.entries()) {
-      await store.append(sessionStreamName(`s-${index}`), [event], 'no_stream');
-    }
+    await startSessions(EXPORT_SESSION_LIMIT + 2);
     const exported = await exportUser('u-ada');
     expect(exported.omitted).toEqual({ sessions: 2 });
     expect(exported.sessions).toHaveLength(EXPORT_SESSION_LIMIT);
@@ -590,24 +593,7 @@ describe('ExportPersonalDataHandler', () => {
     it(`keeps the newest ${EXPORT_SESSION_LIMIT} of more than twice as many sessions`, async () => {
       await openAda();
       const count = 2 * EXPORT_SESSION_LIMIT + 3;
-      for (let index = 0; index < count; index += 1) {
-        const event = toNewEvent(
-          {
-            type: 'SessionStarted.v1',
-            data: {
-              accountId: 'a-ada',
-              sessionId: `s-${index}`,
-              startedWith: 'basic',
-              credentialsVersion: 0,
-              startedAt: at(index),
-              expiresAt: at(index + 3600),
-            },
-          },
-          ADA,
-          new Date(T0),
-        );
-        await store.append(sessionStreamName(`s-${index}`), [event], 'no_stream');
-      }
+      await startSessions(count);
       const exported = await exportUser('u-ada');
       expect(exported.omitted).toEqual({ sessions: count - EXPORT_SESSION_LIMIT });
       expect(exported.sessions.map((session) => session.id)).toEqual(
