@@ -46,8 +46,9 @@ module.exports = {
   // (the sagas moved to a worker thread, the CLI's new commands run as child processes, where jest
   // does not count); raised in session 6 to just below what it reached (90.96, 83.42, 89.45, 92.46),
   // and in session 9 (91.49, 84.74, 90.08, 92.85), in session 10 (92.71, 86.91, 91.62, 94.05), and
-  // in session 11 (93.25, 87.76, 92.36, 94.51), and in session 13 (93.7, 88.25, 92.96, 94.91).
-  coverageThreshold: { global: { statements: 93.4, branches: 88, functions: 92.7, lines: 94.6 } },
+  // in session 11 (93.25, 87.76, 92.36, 94.51), in session 13 (93.7, 88.25, 92.96, 94.91), and in
+  // session 15 (93.91, 88.46, 93.21, 95.07).
+  coverageThreshold: { global: { statements: 93.7, branches: 88.2, functions: 93, lines: 94.9 } },
   projects: [
     // The bench's own logic (its report writer, its CPU reading) and the scripts' are unit-tested like the code.
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench,scripts}/**/*.spec.ts'] },
