@@ -186,17 +186,22 @@ function measure(): Promise<WriteRun> {
       const lags: number[][] = [];
       const harnessPatches = patches(token, userIds);
       // The lag observer on at full load, as in the PATCH rounds, and off at the offered rate.
+      // `writing`: the name of a load each of whose answers writes an event; fewer events than answers
+      // means it measured replays, and the bench stops.
       const observe =
-        (record: boolean, ask = statsOf(harness)): NonNullable<LoadTarget['observe']> =>
+        (record: boolean, ask = statsOf(harness), writing?: string): NonNullable<LoadTarget['observe']> =>
         async (phase) => {
-          if (phase !== 'full') {
-            await ask('quiet');
-            return async () => {};
-          }
-          const before = await ask('observe');
+          const full = phase === 'full';
+          const before = await ask(full ? 'observe' : 'quiet');
           return async (result) => {
+            if (!full && writing === undefined) return;
             const after = await ask('stats');
-            if (!record) return;
+            if (writing !== undefined && after.events - before.events < result.requests) {
+              throw new Error(
+                `${writing}: ${result.requests} answers wrote ${after.events - before.events} events`,
+              );
+            }
+            if (!full || !record) return;
             // Fsyncs and lag under the full load (the stats taken before reset the lags).
             fsyncs.push((after.commits - before.commits) / result.requests);
             if (after.lags.length > 0) lags.push(after.lags);
@@ -244,19 +249,7 @@ function measure(): Promise<WriteRun> {
             requests: harnessPatches.keyed,
             uniqueIds: true,
             // Keys that repeated would be replays, which write nothing: the load would measure those.
-            observe: async (phase) => {
-              const done = await observe(false)(phase);
-              const before = await statsOf(harness)('stats');
-              return async (result) => {
-                const after = await statsOf(harness)('stats');
-                if (after.events - before.events < result.requests) {
-                  throw new Error(
-                    `${KEYED}: ${result.requests} answers wrote ${after.events - before.events} events`,
-                  );
-                }
-                await done(result);
-              };
-            },
+            observe: observe(false, statsOf(harness), KEYED),
           },
         ],
         {
