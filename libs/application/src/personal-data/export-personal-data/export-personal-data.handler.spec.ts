@@ -196,42 +196,47 @@ describe('ExportPersonalDataHandler', () => {
     }
   };
 
-  /** A session of a-ada's as one append: its start, then `tokens` tokens. */
-  const session = (sessionId: string, tokens: number) => [
-    toNewEvent(
-      {
-        type: 'SessionStarted.v1',
-        data: {
-          accountId: 'a-ada',
-          sessionId,
-          startedWith: 'basic',
-          credentialsVersion: 0,
-          startedAt: at(0),
-          expiresAt: at(3600),
-        },
-      },
-      ADA,
-      new Date(T0),
-    ),
-    ...Array.from({ length: tokens }, (_, token) =>
-      toNewEvent(
-        {
-          type: 'SessionTokenIssued.v1',
-          data: {
-            accountId: 'a-ada',
-            sessionId,
-            tokenId: `${sessionId}-${token}`,
-            issuedWith: null,
-            credentialsVersion: 0,
-            issuedAt: at(0),
-            expiresAt: at(3600),
+  /** A session of a-ada's in its stream, as one append: its start, then `tokens` tokens. */
+  const appendSession = (sessionId: string, tokens: number) =>
+    store.append(
+      sessionStreamName(sessionId),
+      [
+        toNewEvent(
+          {
+            type: 'SessionStarted.v1',
+            data: {
+              accountId: 'a-ada',
+              sessionId,
+              startedWith: 'basic',
+              credentialsVersion: 0,
+              startedAt: at(0),
+              expiresAt: at(3600),
+            },
           },
-        },
-        ADA,
-        new Date(T0),
-      ),
-    ),
-  ];
+          ADA,
+          new Date(T0),
+        ),
+        ...Array.from({ length: tokens }, (_, token) =>
+          toNewEvent(
+            {
+              type: 'SessionTokenIssued.v1',
+              data: {
+                accountId: 'a-ada',
+                sessionId,
+                tokenId: `${sessionId}-${token}`,
+                issuedWith: null,
+                credentialsVersion: 0,
+                issuedAt: at(0),
+                expiresAt: at(3600),
+              },
+            },
+            ADA,
+            new Date(T0),
+          ),
+        ),
+      ],
+      'no_stream',
+    );
 
   it("exports a person's values with their history, sessions, e-mails and the audit of their streams", async () => {
     const { registered, opened, invited } = await openAda();
@@ -400,13 +405,9 @@ describe('ExportPersonalDataHandler', () => {
   it(`keeps the sessions' records within ${EXPORT_SESSION_RECORD_LIMIT}, leaving out the oldest sessions`, async () => {
     await openAda();
     // Oldest to newest: 2 records, 19,999 records (a token minted again and again), 2 records.
-    await store.append(sessionStreamName('s-old'), session('s-old', 1), 'no_stream');
-    await store.append(
-      sessionStreamName('s-busy'),
-      session('s-busy', EXPORT_SESSION_RECORD_LIMIT - 2),
-      'no_stream',
-    );
-    await store.append(sessionStreamName('s-new'), session('s-new', 1), 'no_stream');
+    await appendSession('s-old', 1);
+    await appendSession('s-busy', EXPORT_SESSION_RECORD_LIMIT - 2);
+    await appendSession('s-new', 1);
     const exported = await exportUser('u-ada');
     expect(exported.sessions.map((listed) => listed.id)).toEqual(['s-new']);
     expect(exported.omitted).toEqual({ sessions: 2 });
@@ -603,12 +604,8 @@ describe('ExportPersonalDataHandler', () => {
 
     it(`keeps sessions whose records come to exactly ${EXPORT_SESSION_RECORD_LIMIT}`, async () => {
       await openAda();
-      await store.append(sessionStreamName('s-old'), session('s-old', 1), 'no_stream');
-      await store.append(
-        sessionStreamName('s-new'),
-        session('s-new', EXPORT_SESSION_RECORD_LIMIT - 3),
-        'no_stream',
-      );
+      await appendSession('s-old', 1);
+      await appendSession('s-new', EXPORT_SESSION_RECORD_LIMIT - 3);
       const exported = await exportUser('u-ada');
       expect(exported.sessions.map((listed) => listed.id)).toEqual(['s-old', 's-new']);
       expect(exported.omitted).toEqual({ sessions: 0 });
