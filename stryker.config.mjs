@@ -22,6 +22,13 @@ const MUTATE = {
 const name = process.env.MUTATION_LIB ?? '';
 const mutate = MUTATE[/** @type {keyof typeof MUTATE} */ (name)];
 if (!mutate) throw new Error(`MUTATION_LIB must be one of ${Object.keys(MUTATE).join(', ')}, not "${name}"`);
+/**
+ * MUTATION_REPORT=<lib>-partial/<part>: a run of part of a library (with --mutate) reports there,
+ * with its own sandbox and incremental file, so runs on two parts can go at once.
+ */
+const report = process.env.MUTATION_REPORT ?? name;
+if (!/^[a-z-]+(\/[a-z-]+)?$/.test(report))
+  throw new Error(`MUTATION_REPORT "${report}" is not <lib> or <lib>-partial/<part>`);
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -42,7 +49,7 @@ export default {
   // libs/domain, 13% of the mutants took 97% of the run. Ignored (so not in the score) to stay short.
   ignoreStatic: true,
   mutate: [...mutate, '!**/*.spec.ts', '!**/*.spec-helper.ts', '!**/index.ts'],
-  ignorePatterns: ['dist', 'coverage', 'reports', 'bench/.work', 'data', '.stryker-tmp'],
+  ignorePatterns: ['dist', 'coverage', 'reports', 'bench/.work', 'data', '.stryker-tmp*'],
   // Two cores shared with the rest of the machine.
   concurrency: Number(process.env.MUTATION_CONCURRENCY ?? 2),
   // A mutant that breaks a wake-up leaves its test waiting: each timeout costs this much plus a
@@ -50,9 +57,9 @@ export default {
   // run; 3 s (default 5 s) is still far above the jitter of a loaded machine.
   timeoutMS: 3000,
   incremental: true,
-  incrementalFile: `reports/mutation/${name}.incremental.json`,
+  incrementalFile: `reports/mutation/${report}.incremental.json`,
   reporters: ['json', 'clear-text', 'progress'],
-  jsonReporter: { fileName: `reports/mutation/${name}.json` },
+  jsonReporter: { fileName: `reports/mutation/${report}.json` },
   thresholds: { high: 90, low: 85, break: null },
-  tempDirName: '.stryker-tmp',
+  tempDirName: report === name ? '.stryker-tmp' : `.stryker-tmp-${report.replace('/', '-')}`,
 };

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   BEGIN,
   END,
@@ -67,6 +69,26 @@ describe('mutation report', () => {
     expect(written).toBe(`# Title\n\n${scoresSection(summaries)}\n\n## Notes\n`);
     expect(withScores(written, summaries)).toBe(written);
     expect(() => withScores('# no markers', summaries)).toThrow(/no scores section/);
+  });
+
+  it('reads whole and partial reports, and never the incremental files kept beside them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mutation-reports-'));
+    try {
+      const report = (status: string) =>
+        JSON.stringify({ files: { 'a.ts': { source: 'x', mutants: [mutant(status)] } } });
+      mkdirSync(join(dir, 'lib-partial'));
+      writeFileSync(join(dir, 'lib.json'), report('Killed'));
+      writeFileSync(join(dir, 'lib.incremental.json'), report('Survived'));
+      writeFileSync(join(dir, 'lib-partial', 'part.json'), report('Survived'));
+      writeFileSync(join(dir, 'lib-partial', 'part.incremental.json'), report('Killed'));
+      const summaries = readReports(dir);
+      expect(summaries.map((s) => [s.name, s.killed, s.survived])).toEqual([
+        ['lib', 1, 0],
+        ['lib: part (part)', 0, 1],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('README.md says what the committed reports say (npm run mutation:report writes it)', () => {

@@ -89,14 +89,15 @@ const scored = (s: Summary) => detected(s) + s.survived + s.noCoverage;
 export const score = (s: Summary): number => (scored(s) === 0 ? 0 : detected(s) / scored(s));
 export const timeoutShare = (s: Summary): number => (detected(s) === 0 ? 0 : s.timeout / detected(s));
 
+/** A Stryker JSON report, not the incremental file a run keeps beside it. */
+const isReport = (file: string): boolean => file.endsWith('.json') && !file.endsWith('.incremental.json');
+
 /** Every report in `dir`: whole libraries first, then parts, each by name. */
 export function readReports(dir = REPORTS): Summary[] {
   const read = (file: string) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as StrykerReport;
   const entries = readdirSync(dir, { withFileTypes: true });
   const whole = entries
-    .filter(
-      (entry) => entry.isFile() && entry.name.endsWith('.json') && !entry.name.endsWith('.incremental.json'),
-    )
+    .filter((entry) => entry.isFile() && isReport(entry.name))
     .map((entry) => entry.name)
     .sort()
     .map((file) => summarize(file.replace(/\.json$/, ''), file, read(file)));
@@ -106,7 +107,7 @@ export function readReports(dir = REPORTS): Summary[] {
     .sort()
     .flatMap((folder) =>
       readdirSync(join(dir, folder))
-        .filter((file) => file.endsWith('.json'))
+        .filter(isReport)
         .sort()
         .map((file) =>
           summarize(
