@@ -20,11 +20,17 @@ describe('the memory benchmark’s ceiling', () => {
       email: 'ada@example.com',
       createdon: '2026-11-27T00:00:00.000Z',
     };
+    const metadata = {
+      actor: 'system',
+      correlationId: randomUUID(),
+      causationId: null,
+      occurredAt: customer.createdon,
+    };
     const store = await openEventStore(parseConfig({ DATA_DIR: dir }));
     try {
       await store.append(
         'customer-7',
-        [{ id: randomUUID(), type: 'CustomerRegistered.v1', data: customer, metadata: {} }],
+        [{ id: randomUUID(), type: 'CustomerRegistered.v1', data: customer, metadata }],
         'no_stream',
       );
       await store.append(
@@ -32,7 +38,7 @@ describe('the memory benchmark’s ceiling', () => {
         [
           {
             id: randomUUID(),
-            metadata: {},
+            metadata,
             type: 'CustomerChanged.v1',
             data: { customerId: 8, changes: {} },
           },

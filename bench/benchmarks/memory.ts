@@ -57,7 +57,7 @@ export const memory: Benchmark = {
     const dataSet = await customersDataSet(CUSTOMERS);
     const jsonBytes = await customersJsonBytes(dataSet.dir);
     // A start that replays every event (a restart from the snapshot is the restart benchmark's).
-    ReadModelSnapshots.discard(dataSet.dir);
+    await ReadModelSnapshots.discard(dataSet.dir);
     const server = await startServer(dataSet.dir);
     let afterReplay: Spread;
     let atRest: Spread;

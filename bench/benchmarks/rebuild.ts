@@ -85,7 +85,7 @@ export const rebuild: Benchmark = {
       for (const build of builds) {
         const dataSet = await customersDataSet(CUSTOMERS, build);
         // Start-up replays every event (a restart from the snapshot is the restart benchmark's).
-        ReadModelSnapshots.discard(dataSet.dir);
+        await ReadModelSnapshots.discard(dataSet.dir);
         // The current build's store is counted by the ceiling's reads, in every round.
         const events = build === CURRENT ? 0 : (await readAndParse(dataSet.dir, build)).events;
         runs.push({

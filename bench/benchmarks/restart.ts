@@ -16,7 +16,7 @@ const RESTARTS = 3;
 /** The first start of `build` on its own data set (every event replayed); its stop writes the snapshot. */
 async function firstStart(build: Build): Promise<{ build: Build; dir: string; startupMs: number }> {
   const { dir } = await customersDataSet(CUSTOMERS, build);
-  ReadModelSnapshots.discard(dir);
+  await ReadModelSnapshots.discard(dir);
   const server = await startServer(dir, {}, [], build);
   await server.stop();
   return { build, dir, startupMs: server.startupMs };
@@ -31,7 +31,7 @@ export const restart: Benchmark = {
     const dataSet = await customersDataSet(CUSTOMERS);
     const jsonBytes = await customersJsonBytes(dataSet.dir);
     // The first start replays every event (no snapshot yet); its graceful stop leaves the snapshot.
-    ReadModelSnapshots.discard(dataSet.dir);
+    await ReadModelSnapshots.discard(dataSet.dir);
     const first = await startServer(dataSet.dir);
     await first.stop();
     const snapshotBytes = statSync(join(dataSet.dir, SNAPSHOT_FILE)).size;
