@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { NotFoundError, userDecider, UserState } from '@chronicle/domain';
+import { AlreadyExistsError, NotFoundError, userDecider, UserState } from '@chronicle/domain';
+import { SubjectErasedError } from '@chronicle/event-store';
 import { EsdbEventStore } from '@chronicle/event-store/esdb';
 import { EsdbDouble, startEsdbDouble } from '../../../../test/doubles/esdb/esdb-double';
 import { ConcurrencyConflictError } from './application-errors';
@@ -26,8 +27,7 @@ describe('EventSourcedRepository on a remote event store', () => {
     await double.stop();
   });
 
-  const register = async () => {
-    const userId = randomUUID();
+  const register = async (userId: string = randomUUID()) => {
     await repository.handle(
       userDecider,
       `user-${userId}`,
@@ -42,13 +42,33 @@ describe('EventSourcedRepository on a remote event store', () => {
     );
     return userId;
   };
-  const patchAge = (userId: string, age: number, maxAttempts = 1) =>
+  const patchAge = (userId: string, age: number, maxAttempts = 1, ifMatch?: number[]) =>
     repository.handle(
       userDecider,
       `user-${userId}`,
       (_state: UserState, now) => ({ type: 'PatchUser' as const, values: { age }, now: now.toISOString() }),
       context,
-      { maxAttempts },
+      { maxAttempts, ifMatch },
+    );
+
+  /** Another process changes the user behind this repository's back. */
+  const appendOther = (userId: string, changes: Record<string, unknown>, expected: number) =>
+    store.append(
+      `user-${userId}`,
+      [
+        {
+          id: randomUUID(),
+          type: 'UserPatched.v1',
+          data: { userId, changes, modifiedon: new Date().toISOString() },
+          metadata: {
+            actor: 'other',
+            correlationId: 'other',
+            causationId: null,
+            occurredAt: new Date().toISOString(),
+          },
+        },
+      ],
+      expected,
     );
 
   it('runs concurrent commands on one stream in turn, so none conflicts', async () => {
@@ -99,11 +119,82 @@ describe('EventSourcedRepository on a remote event store', () => {
     await patchAge(userId, 41);
     const reads = jest.spyOn(store, 'readStream');
     try {
+      const loaded = await repository.load(userDecider, `user-${userId}`);
+      expect(loaded).toMatchObject({ revision: 1, state: { exists: true, age: 41, name: 'Ada' } });
+      expect(reads.mock.calls).toEqual([[`user-${userId}`, { fromRevision: 2 }]]);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('decides on the kept state without reading the stream, when this process wrote it last', async () => {
+    const userId = await register();
+    await patchAge(userId, 41);
+    const reads = jest.spyOn(store, 'readStream');
+    try {
       const result = await patchAge(userId, 42);
       expect(result.revision).toBe(2);
       expect(result.state).toMatchObject({ exists: true, age: 42, name: 'Ada' });
-      expect(reads.mock.calls).toEqual([[`user-${userId}`, { fromRevision: 2 }]]);
+      expect(reads).not.toHaveBeenCalled();
+      // Appended at the kept revision: the stream has each patch once, in order.
+      expect((await store.readStream(`user-${userId}`)).map((event) => event.data.changes)).toEqual([
+        undefined,
+        { age: 41 },
+        { age: 42 },
+      ]);
     } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('reads the stream before saying that nothing changed: the kept state may be behind it', async () => {
+    const userId = await register();
+    await patchAge(userId, 41);
+    await appendOther(userId, { age: 70 }, 1);
+    // Nothing to change on the kept state (age 41); on the stream, 70 becomes 41 again.
+    const result = await patchAge(userId, 41);
+    expect(result.revision).toBe(3);
+    expect(result.events).toHaveLength(1);
+    expect(result.state).toMatchObject({ age: 41 });
+  });
+
+  it('reads the stream before refusing a command: a refusal is never answered from the kept state', async () => {
+    const userId = await register();
+    const reads = jest.spyOn(store, 'readStream');
+    try {
+      await expect(register(userId)).rejects.toBeInstanceOf(AlreadyExistsError);
+      expect(reads).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('reads the stream before a 412: If-Match may name a revision newer than the kept one', async () => {
+    const userId = await register();
+    await patchAge(userId, 41);
+    await appendOther(userId, { name: 'Grace' }, 1);
+    const result = await patchAge(userId, 44, 1, [2]);
+    expect(result).toMatchObject({ revision: 3, state: { name: 'Grace', age: 44 } });
+    await expect(patchAge(userId, 45, 1, [2])).rejects.toMatchObject({ currentRevision: 3 });
+  });
+
+  it('reads the stream again when the append on the kept state is refused for an erased subject', async () => {
+    const userId = await register();
+    await patchAge(userId, 41);
+    const append = jest.spyOn(store, 'append').mockRejectedValueOnce(
+      new SubjectErasedError({
+        subject: { kind: 'user', id: userId },
+        erasedAt: new Date().toISOString(),
+      }),
+    );
+    const reads = jest.spyOn(store, 'readStream');
+    try {
+      // Here the stream has no erasure yet, so the decision on it is appended.
+      expect((await patchAge(userId, 46)).revision).toBe(2);
+      expect(append).toHaveBeenCalledTimes(2);
+      expect(reads).toHaveBeenCalledTimes(1);
+    } finally {
+      append.mockRestore();
       reads.mockRestore();
     }
   });
