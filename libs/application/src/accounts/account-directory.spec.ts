@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { ChronicleConfig } from '@chronicle/config';
 import {
   AccountOpened,
@@ -19,6 +20,7 @@ import {
   SqliteEventStore,
   UpcasterRegistry,
   UpcastingEventStore,
+  WrongExpectedRevisionError,
 } from '@chronicle/event-store';
 import { EmailTakenError } from '../shared/application-errors';
 import { FixedClock } from '../shared/test-doubles.spec-helper';
@@ -46,6 +48,7 @@ describe('AccountDirectory', () => {
     store = new UpcastingEventStore(raw, new UpcasterRegistry(EVENT_UPCASTERS));
   });
   afterEach(async () => {
+    jest.restoreAllMocks();
     await raw.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -223,6 +226,152 @@ describe('AccountDirectory', () => {
         { keyId: addressHasher(SECRET, 'address-streams').keyId, accounts: 1, written: 0, conflicts: 0 },
       ]);
     });
+  });
+
+  describe('given a keying that fails', () => {
+    it('when asked again, keys again rather than keep the failure', async () => {
+      const ada = await writeLegacyAccount(store, 'ada@example.com');
+      const directory = directoryWith();
+      const reads = jest.spyOn(store, 'readStream').mockRejectedValueOnce(new Error('store unavailable'));
+      try {
+        await expect(directory.findByEmail('ada@example.com')).rejects.toThrow('store unavailable');
+        expect((await directory.findByEmail('ada@example.com'))?.id).toBe(ada.accountId);
+        expect(await keyings()).toHaveLength(1);
+      } finally {
+        reads.mockRestore();
+      }
+    });
+
+    it('when the record of the keying cannot be written, fails, and the next call finishes it', async () => {
+      await writeLegacyAccount(store, 'ada@example.com');
+      const directory = directoryWith();
+      const appends = jest.spyOn(store, 'append');
+      appends.mockImplementation((stream, events, expected) =>
+        stream === RESERVATION_KEYS_STREAM
+          ? Promise.reject(new Error('disk full'))
+          : SqliteEventStore.prototype.append.call(raw, stream, events, expected),
+      );
+      try {
+        await expect(directory.reservationsKeyed()).rejects.toThrow('disk full');
+      } finally {
+        appends.mockRestore();
+      }
+      await directory.reservationsKeyed();
+      expect(await keyings()).toEqual([expect.objectContaining({ accounts: 1, written: 0 })]);
+    });
+  });
+
+  describe('when reserving an address', () => {
+    it('answers that it is taken when another writer reserved it first', async () => {
+      const directory = directoryWith();
+      await directory.reservationsKeyed();
+      jest
+        .spyOn(store, 'append')
+        .mockRejectedValueOnce(
+          new WrongExpectedRevisionError(keyedStream('ada@example.com'), 'no_stream', 0),
+        );
+      await expect(directory.reserveEmail('ada@example.com', 'a-1', context)).rejects.toBeInstanceOf(
+        EmailTakenError,
+      );
+    });
+
+    it("passes on the store's own failure", async () => {
+      const directory = directoryWith();
+      await directory.reservationsKeyed();
+      jest.spyOn(store, 'append').mockRejectedValueOnce(new Error('disk full'));
+      await expect(directory.reserveEmail('ada@example.com', 'a-1', context)).rejects.toThrow('disk full');
+    });
+  });
+
+  describe('when keying', () => {
+    /** Appends to reservation streams fail as if another writer came first, `times` times. */
+    const claimsConflict = (times: number) => {
+      const append = store.append.bind(store);
+      let left = times;
+      jest.spyOn(store, 'append').mockImplementation((stream, events, expected) => {
+        if (stream.startsWith('email-') && left > 0) {
+          left -= 1;
+          return Promise.reject(new WrongExpectedRevisionError(stream, expected, 0));
+        }
+        return append(stream, events, expected);
+      });
+    };
+
+    it('claims an address again after a conflict, up to five times', async () => {
+      const ada = await writeLegacyAccount(store, 'ada@example.com');
+      claimsConflict(4);
+      const directory = directoryWith();
+      expect((await directory.findByEmail('ada@example.com'))?.id).toBe(ada.accountId);
+      expect(await keyings()).toEqual([expect.objectContaining({ accounts: 1, written: 1 })]);
+    });
+
+    it('fails after the fifth conflict on one address', async () => {
+      await writeLegacyAccount(store, 'ada@example.com');
+      claimsConflict(5);
+      await expect(directoryWith().reservationsKeyed()).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      expect(await keyings()).toEqual([]);
+    });
+
+    it("fails at once on the store's own failure", async () => {
+      await writeLegacyAccount(store, 'ada@example.com');
+      const append = store.append.bind(store);
+      const appends = jest
+        .spyOn(store, 'append')
+        .mockImplementation((stream, events, expected) =>
+          stream.startsWith('email-')
+            ? Promise.reject(new Error('disk full'))
+            : append(stream, events, expected),
+        );
+      await expect(directoryWith().reservationsKeyed()).rejects.toThrow('disk full');
+      expect(appends).toHaveBeenCalledTimes(1);
+    });
+
+    it("leaves out an erased person's account: its address is free", async () => {
+      const ada = await writeLegacyAccount(store, 'ada@example.com');
+      await writeLegacyAccount(store, 'bob@example.com');
+      const readAll = store.readAll.bind(store);
+      jest.spyOn(store, 'readAll').mockImplementation(async function* (options) {
+        for await (const event of readAll(options)) {
+          const erased = event.type === 'AccountOpened.v1' && event.data.accountId === ada.accountId;
+          yield erased ? { ...event, erased: true } : event;
+        }
+      });
+      const directory = directoryWith();
+      await directory.reservationsKeyed();
+      expect(await keyings()).toEqual([expect.objectContaining({ accounts: 1, written: 1 })]);
+      expect(await store.readStream(keyedStream('ada@example.com'))).toEqual([]);
+    });
+
+    it('reserves the address of an account opened without any reservation', async () => {
+      const opened: AccountOpened = {
+        type: 'AccountOpened.v1',
+        data: {
+          accountId: 'a-9',
+          email: 'eve@example.com',
+          userId: 'u-9',
+          roles: ['user'],
+          passwordHash: 'h',
+          openedAt: 'x',
+        },
+      };
+      await store.append(accountStreamName('a-9'), [toNewEvent(opened, context, clock.now())], 'no_stream');
+      expect((await directoryWith().findByEmail('eve@example.com'))?.id).toBe('a-9');
+    });
+  });
+
+  it('logs what a keying did', async () => {
+    await writeLegacyAccount(store, 'ada@example.com');
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    try {
+      await directoryWith().reservationsKeyed();
+      expect(log).toHaveBeenCalledWith(
+        `Reservation streams keyed under key ${addressHasher(SECRET, 'address-streams').keyId}: 1 accounts, ` +
+          '1 reservations written, 0 addresses reserved for another account',
+      );
+      expect(log.mock.contexts[0]).toMatchObject({ context: 'AccountDirectory' });
+    } finally {
+      log.mockRestore();
+    }
   });
 
   it('counts an address that two opened accounts hold as a conflict, and leaves it to the first', async () => {

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { hashResetToken, parseResetToken, resetTokenFor } from './reset-token';
 
 const secret = randomBytes(32);
@@ -28,6 +28,14 @@ describe('reset tokens', () => {
   it('carry 256 bits after the request id, which only the secret gives', () => {
     const token = resetTokenFor(randomUUID(), secret).token;
     expect(Buffer.from(token, 'base64url').subarray(16)).toHaveLength(32);
+  });
+
+  it('are the HMAC-SHA-256 of the request id in lower case: tokens already mailed keep working', () => {
+    const requestId = '0192D3A4-5B6C-7D8E-9F00-112233445566';
+    const mac = createHmac('sha256', secret).update(`reset-token:${requestId.toLowerCase()}`).digest();
+    const token = Buffer.from(resetTokenFor(requestId, secret).token, 'base64url');
+    expect(token.subarray(0, 16).toString('hex')).toBe(requestId.replace(/-/g, '').toLowerCase());
+    expect(token.subarray(16)).toEqual(mac);
   });
 
   it('are made only for a request id that is a UUID', () => {
