@@ -53,5 +53,6 @@ describe('audit CSV', () => {
       `e-1,17,user-u-1,0,UserPatched.v1,2026-11-24T03:00:00.000Z,2026-11-24T03:00:00.001Z,a-1,c-1,,'=cmd,` +
         `bearer,t-1,"{""changes"":{""name"":""Ada, \\""the first\\""""}}",${'ab'.repeat(32)},\r\n`,
     );
+    expect(auditCsvLine({ ...record, erased: true, auth: null })).toMatch(/,,,"\{.*\}",(ab){32},true\r\n$/);
   });
 });

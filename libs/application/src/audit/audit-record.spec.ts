@@ -219,6 +219,14 @@ describe('toAuditRecord', () => {
     });
   });
 
+  it("shows the event's cause, and that its subject was erased", () => {
+    const event = recorded('EmailReserved.v1', { accountId: 'a-1' });
+    event.metadata = { ...event.metadata, causationId: 'e-0' };
+    expect(toAuditRecord(event)).toMatchObject({ causationId: 'e-0' });
+    expect(toAuditRecord(event)).not.toHaveProperty('erased');
+    expect(toAuditRecord({ ...event, erased: true })).toMatchObject({ erased: true });
+  });
+
   it('does not change the stored event', () => {
     const data = { ...SAMPLES['AccountOpened.v1'] };
     toAuditRecord(recorded('AccountOpened.v1', data));

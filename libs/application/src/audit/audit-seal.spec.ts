@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -7,6 +8,7 @@ import {
   parseSeal,
   protectionSignedBy,
   receiptSignedBy,
+  SEAL_KEY_FILE,
   sealKey,
   sealSignedBy,
   signBackupManifest,
@@ -50,9 +52,55 @@ describe('audit seals, receipts and their kin', () => {
     expect(protectionSignedBy(head, newHead, protection, otherKey)).toBe(false);
   });
 
+  it('sign the texts API.md states, each under its own label: seals and receipts kept elsewhere keep verifying', () => {
+    const hmac = (text: string) => createHmac('sha256', key).update(text).digest('hex');
+    expect(signHead(head, key).signature).toBe(
+      hmac(`chronicle-seal-1\n${head.position}\n${head.hash}\n${head.recordedAt}`),
+    );
+    expect(signBackupManifest('{"events":1}', key)).toBe(hmac('chronicle-backup-1\n{"events":1}'));
+    const erasure = {
+      subject: 'user-u-1',
+      kind: 'user' as const,
+      erasedAt: head.recordedAt,
+      position: '7',
+      hash: 'c'.repeat(64),
+    };
+    expect(signReceipt(erasure, key).signature).toBe(
+      hmac(
+        `chronicle-erasure-receipt-1\n${JSON.stringify(['user-u-1', 'user', head.recordedAt, '7', 'c'.repeat(64)])}`,
+      ),
+    );
+    expect(signProtection(head, newHead, key)).toBe(
+      hmac(
+        `chronicle-history-protected-1\n${head.position}\n${head.hash}\n${head.recordedAt}\n` +
+          `${newHead.position}\n${newHead.hash}\n${newHead.recordedAt}`,
+      ),
+    );
+  });
+
+  it('signs a receipt of its own members only', () => {
+    const erasure = {
+      subject: 'customer-3',
+      kind: 'customer' as const,
+      erasedAt: 'x',
+      position: '9',
+      hash: 'd'.repeat(64),
+    };
+    const receipt = signReceipt({ ...erasure, extra: 'dropped' } as typeof erasure, key);
+    expect(receipt).toEqual({ ...erasure, signature: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(receiptSignedBy(receipt, key)).toBe(true);
+  });
+
+  it('refuses a signature of the wrong length without comparing it', () => {
+    const seal = signHead(head, key);
+    expect(sealSignedBy({ ...seal, signature: `${seal.signature}00` }, key)).toBe(false);
+    expect(backupManifestSignedBy('{}', '', key)).toBe(false);
+  });
+
   it('reads a seal from a file only when every member has its form', () => {
     const seal = signHead(head, key);
     expect(parseSeal(seal)).toEqual(seal);
+    expect(parseSeal({ ...seal, extra: 1 })).toEqual(seal);
     for (const bad of [
       null,
       'a seal',
@@ -62,6 +110,13 @@ describe('audit seals, receipts and their kin', () => {
       { ...seal, hash: 7 },
       { ...seal, signature: 'f'.repeat(63) },
       { ...seal, signature: undefined },
+      { ...seal, position: 42 },
+      { ...seal, recordedAt: '' },
+      { ...seal, hash: `x${'a'.repeat(64)}` },
+      { ...seal, hash: `${'a'.repeat(64)}x` },
+      { ...seal, signature: `x${seal.signature}` },
+      { ...seal, signature: `${seal.signature}x` },
+      { ...seal, signature: seal.signature.toUpperCase() },
     ]) {
       expect(parseSeal(bad)).toBeNull();
     }
@@ -79,6 +134,7 @@ describe('audit seals, receipts and their kin', () => {
       key,
     );
     expect(parseReceipt(receipt)).toEqual(receipt);
+    expect(parseReceipt({ ...receipt, kind: 'user', extra: 1 })).toEqual({ ...receipt, kind: 'user' });
     for (const bad of [
       undefined,
       42,
@@ -88,6 +144,13 @@ describe('audit seals, receipts and their kin', () => {
       { ...receipt, kind: 'account' },
       { ...receipt, hash: 'd'.repeat(65) },
       { ...receipt, signature: 'not hex' },
+      { ...receipt, subject: 3 },
+      { ...receipt, erasedAt: '' },
+      { ...receipt, position: '' },
+      { ...receipt, hash: 7 },
+      { ...receipt, hash: `x${'d'.repeat(64)}` },
+      { ...receipt, signature: `${receipt.signature}x` },
+      { ...receipt, signature: receipt.signature.toUpperCase() },
     ]) {
       expect(parseReceipt(bad)).toBeNull();
     }
@@ -101,6 +164,15 @@ describe('audit seals, receipts and their kin', () => {
       const made = sealKey({ auditSealKey: null, dataDir }, true);
       expect(made).not.toBeNull();
       expect(sealKey({ auditSealKey: null, dataDir }, false)?.equals(made!)).toBe(true);
+      // A damaged key file is refused, naming the variable that would replace it and what replacing it costs.
+      writeFileSync(join(dataDir, SEAL_KEY_FILE), 'not a key');
+      expect(() => sealKey({ auditSealKey: null, dataDir }, false)).toThrow(
+        expect.objectContaining({
+          message: expect.stringMatching(
+            /AUDIT_SEAL_KEY.*audit-seal-key.*\(seals signed with the old key then fail to verify\)/s,
+          ),
+        }),
+      );
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { ChronicleConfig } from '@chronicle/config';
 import { SqliteEventStore } from '@chronicle/event-store';
 import Database from 'better-sqlite3';
-import { ErasureReceipt, signHead, signReceipt } from '../audit-seal';
-import { ErasureReceiptHandler, VerifyReceiptHandler } from './erasure-receipt.handler';
+import { ErasureReceipt, receiptSignedBy, sealKey, signHead, signReceipt } from '../audit-seal';
+import { protectionRecord } from '../history-protections';
+import { erasableSubjectKind, ErasureReceiptHandler, VerifyReceiptHandler } from './erasure-receipt.handler';
 import { ErasureReceiptQuery, VerifyReceiptQuery } from './erasure-receipt.query';
 
 const ERASED_AT = '2026-11-27T05:00:00.000Z';
@@ -89,7 +90,9 @@ describe('erasure receipts', () => {
       message: 'customer-2 was never erased: there is no erasure to give a receipt for',
     });
     await expect(receipts.execute(new ErasureReceiptQuery('account-1'))).rejects.toMatchObject({
+      name: 'ErasureReceiptError',
       code: 'invalid-subject',
+      message: 'account-1 names no subject: give its stream, user-<user id> or customer-<number>',
     });
   });
 
@@ -149,5 +152,103 @@ describe('erasure receipts', () => {
       problem: null,
       broken: { position: '2' },
     });
+  });
+
+  describe('checking a receipt', () => {
+    const check = (receipt: ErasureReceipt, on = verifier) => on.execute(new VerifyReceiptQuery(receipt));
+    const signed = (receipt: ErasureReceipt) => signReceipt(receipt, config.auditSealKey!);
+
+    it('says so when there is no seal key to check it with', async () => {
+      const receipt = await receipts.execute(new ErasureReceiptQuery('customer-1'));
+      const keyless = new VerifyReceiptHandler(store, { ...config, auditSealKey: null });
+      expect(await check(receipt, keyless)).toEqual({
+        ok: false,
+        subject: 'customer-1',
+        position: '3',
+        problem: 'there is no seal key (AUDIT_SEAL_KEY or DATA_DIR/audit-seal-key)',
+        broken: null,
+      });
+    });
+
+    it('refuses a signed receipt naming no position, or a subject never erased', async () => {
+      const receipt = await receipts.execute(new ErasureReceiptQuery('customer-1'));
+      expect(await check(signed({ ...receipt, position: 'x' }))).toMatchObject({
+        ok: false,
+        problem: 'x is not a position',
+      });
+      expect(await check(signed({ ...receipt, subject: 'customer-2' }))).toMatchObject({
+        ok: false,
+        subject: 'customer-2',
+        problem: 'customer-2 was never erased: there is no erasure to give a receipt for',
+      });
+    });
+
+    it('refuses a signed receipt of another kind or time of erasure, saying what the history holds', async () => {
+      const receipt = await receipts.execute(new ErasureReceiptQuery('customer-1'));
+      const held = `the history holds customer-1's erasure at 3 (customer, ${ERASED_AT}), not the one received`;
+      expect(await check(signed({ ...receipt, kind: 'user' }))).toMatchObject({ ok: false, problem: held });
+      expect(await check(signed({ ...receipt, erasedAt: '2026-11-27T06:00:00.000Z' }))).toMatchObject({
+        ok: false,
+        problem: held,
+      });
+    });
+
+    it('says when a later history protect re-chained the erasure, and only a protect that covers it', async () => {
+      const receipt = await receipts.execute(new ErasureReceiptQuery('customer-1'));
+      const before = signed({ ...receipt, hash: 'f'.repeat(64) });
+      const head = (position: string) => ({ position, hash: 'a'.repeat(64), recordedAt: ERASED_AT });
+      const protect = (firstChanged: string, oldHead: string) => {
+        const record = protectionRecord(
+          { oldHead: head(oldHead), newHead: head('9'), firstChanged, changed: 1, erased: 0 },
+          config.auditSealKey!,
+        );
+        const metadata = { actor: 'cli:ada', correlationId: 'c-2', causationId: null, occurredAt: ERASED_AT };
+        return store.append('historyprotection', [{ id: randomUUID(), ...record, metadata }], 'any');
+      };
+      // One that re-chained from after the erasure does not cover it.
+      await protect('4', '4');
+      expect((await check(before)).problem).toBe(
+        `the erasure at 3 is stored with hash ${receipt.hash}, not the receipt's ${'f'.repeat(64)}`,
+      );
+      await protect('1', '4');
+      expect(await check(before)).toMatchObject({
+        ok: false,
+        problem:
+          'the erasure at 3 was re-chained by history protect (HistoryProtected.v1 at 6) after this receipt ' +
+          'was given, so its hash is of the history before: take a new receipt with `audit receipt`, and ' +
+          'check this one on a backup taken before the protect',
+      });
+    });
+  });
+
+  describe('giving a receipt', () => {
+    it('signs with the seal key kept in DATA_DIR, made on first use, when AUDIT_SEAL_KEY is not set', async () => {
+      const kept = { ...config, auditSealKey: null };
+      const receipt = await new ErasureReceiptHandler(store, kept).execute(
+        new ErasureReceiptQuery('customer-1'),
+      );
+      expect(receiptSignedBy(receipt, sealKey(kept, false)!)).toBe(true);
+      expect(
+        await new VerifyReceiptHandler(store, kept).execute(new VerifyReceiptQuery(receipt)),
+      ).toMatchObject({
+        ok: true,
+      });
+    });
+  });
+});
+
+describe('erasableSubjectKind', () => {
+  it.each([
+    ['user-0192d3a4', 'user'],
+    ['customer-12', 'customer'],
+    ['user-', null],
+    ['user-a b', null],
+    ['xuser-1', null],
+    ['customer-', null],
+    ['customer-x', null],
+    ['customer-0', null],
+    ['account-1', null],
+  ])('of %s is %p', (subject, kind) => {
+    expect(erasableSubjectKind(subject)).toBe(kind);
   });
 });
