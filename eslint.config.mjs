@@ -10,7 +10,6 @@ export default tseslint.config(
       'eslint.config.mjs',
       'jest.config.js',
       'jest.mutation.config.js',
-      'jest.mutation-sequencer.js',
       'stryker.config.mjs',
       'scripts/*.mjs',
       'reports/**',

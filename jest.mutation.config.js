@@ -41,6 +41,5 @@ const timeouts = { 'read-models': 10_000 };
 module.exports = {
   ...common,
   testTimeout: timeouts[process.env.MUTATION_LIB] ?? 30_000,
-  testSequencer: '<rootDir>/jest.mutation-sequencer.js',
   testMatch: [...(own[process.env.MUTATION_LIB] ?? testMatch), ...(extra[process.env.MUTATION_LIB] ?? [])],
 };
