@@ -137,6 +137,7 @@ describe('audit seals, receipts and their kin', () => {
     expect(parseReceipt({ ...receipt, kind: 'user', extra: 1 })).toEqual({ ...receipt, kind: 'user' });
     for (const bad of [
       undefined,
+      null,
       42,
       { ...receipt, subject: '' },
       { ...receipt, erasedAt: null },

@@ -248,6 +248,8 @@ describe('erasableSubjectKind', () => {
     ['customer-x', null],
     ['customer-0', null],
     ['account-1', null],
+    // As long as `customer-`, with a number where a customer's would be.
+    ['account-12', null],
   ])('of %s is %p', (subject, kind) => {
     expect(erasableSubjectKind(subject)).toBe(kind);
   });
