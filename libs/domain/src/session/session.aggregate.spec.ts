@@ -96,13 +96,19 @@ describe('Session', () => {
 
   it('ends once, naming the token that ended it; ending again changes nothing', () => {
     given([started])
-      .when({ type: 'EndSession', tokenId: 't-2', now: at(10) })
+      .when({ type: 'EndSession', accountId: 'a-1', tokenId: 't-2', now: at(10) })
       .then([ended]);
     given([started, ended])
-      .when({ type: 'EndSession', tokenId: 't-2', now: at(11) })
+      .when({ type: 'EndSession', accountId: 'a-1', tokenId: 't-2', now: at(11) })
       .then([]);
     given([])
-      .when({ type: 'EndSession', tokenId: 't-2', now: at(11) })
+      .when({ type: 'EndSession', accountId: 'a-1', tokenId: 't-2', now: at(11) })
+      .thenFails(NotFoundError, { message: 'Session not found' });
+  });
+
+  it("does not end another account's session: it is not found, and nothing is written", () => {
+    given([started])
+      .when({ type: 'EndSession', accountId: 'a-2', tokenId: 't-2', now: at(10) })
       .thenFails(NotFoundError, { message: 'Session not found' });
   });
 

@@ -43,6 +43,8 @@ export interface IssueSessionToken {
 
 export interface EndSession {
   type: 'EndSession';
+  /** The account the token was issued to: another account's session is not found. */
+  accountId: string;
   /** The token whose request ends the session. */
   tokenId: string;
   now: string;
@@ -54,7 +56,9 @@ const earlier = (a: string, b: string): string => (Date.parse(a) <= Date.parse(b
 
 export function decideSession(command: SessionCommand, state: SessionState): SessionEvent[] {
   if (command.type === 'EndSession') {
-    if (!state.exists) throw new NotFoundError('Session');
+    // A signed token names its own account's sessions only; anything else is a forged claim,
+    // refused before anything is written.
+    if (!state.exists || state.accountId !== command.accountId) throw new NotFoundError('Session');
     if (state.ended) return [];
     return [
       {

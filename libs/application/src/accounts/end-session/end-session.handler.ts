@@ -1,5 +1,5 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { NotFoundError, sessionDecider, sessionStreamName } from '@chronicle/domain';
+import { Session, sessionDecider, sessionStreamName } from '@chronicle/domain';
 import { EventSourcedRepository } from '../../shared/event-sourced-repository';
 import { EndSessionCommand } from './end-session.command';
 
@@ -11,11 +11,10 @@ export class EndSessionHandler implements ICommandHandler<EndSessionCommand, { s
     const { state } = await this.repository.handle(
       sessionDecider,
       sessionStreamName(sessionId),
-      (_state, now) => ({ type: 'EndSession' as const, tokenId, now: now.toISOString() }),
+      (_state, now) => ({ type: 'EndSession' as const, accountId, tokenId, now: now.toISOString() }),
       context,
     );
-    // A signed token names its own account's sessions only; anything else is a forged claim.
-    if (!state.exists || state.accountId !== accountId) throw new NotFoundError('Session');
-    return { sessionExpiresAt: Date.parse(state.expiresAt) };
+    // The decider refused a missing session, or one that is not the account's (NotFoundError).
+    return { sessionExpiresAt: Date.parse((state as Session).expiresAt) };
   }
 }

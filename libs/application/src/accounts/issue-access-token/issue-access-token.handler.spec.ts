@@ -148,6 +148,10 @@ describe('IssueAccessTokenHandler and EndSessionHandler', () => {
           new EndSessionCommand('a-2', first.claims.sessionId, first.claims.tokenId, accountsContext),
         ),
       ).rejects.toEqual(new NotFoundError('Session'));
+      // Refused before anything is written: the session goes on.
+      const events = await world.store.readStream(sessionStreamName(first.claims.sessionId));
+      expect(events.map((event) => event.type)).not.toContain('SessionEnded.v1');
+      await expect(token(bearerOf(first.claims))).resolves.toBeDefined();
       await expect(
         end.execute(new EndSessionCommand('a-1', 'no-such-session', 't', accountsContext)),
       ).rejects.toBeInstanceOf(NotFoundError);
