@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Decider, userDecider, UserState } from '@chronicle/domain';
+import { Decider, DomainEvent, userDecider, UserState } from '@chronicle/domain';
 import { EventStore, RecordedEvent, SqliteEventStore } from '@chronicle/event-store';
 import { ConcurrencyConflictError, PreconditionFailedError } from './application-errors';
 import { SYSTEM_AUTH } from './command-context';
@@ -104,6 +104,64 @@ describe('EventSourcedRepository: If-Match and conflicts, on the embedded store'
       new ConcurrencyConflictError(`user-${userId}`),
     );
     expect(attempts()).toBe(3);
+  });
+
+  it('decides on a kept state only with the decider that kept it', async () => {
+    const userId = randomUUID();
+    const repository = new EventSourcedRepository(store, clock);
+    await register(repository, userId);
+    // Another decider on the same stream: its state is the last event's type, and it records
+    // each state it is asked to decide on.
+    const seen: string[] = [];
+    const probe: Decider<string, { type: 'Look' }, DomainEvent> = {
+      initialState: 'none',
+      evolve: (_state, event) => event.type,
+      decide: (_command, state) => {
+        seen.push(state);
+        return [];
+      },
+    };
+    await repository.handle(probe, `user-${userId}`, () => ({ type: 'Look' as const }), context);
+    expect(seen).toEqual(['UserRegistered.v2']);
+  });
+
+  it('passes on an append that fails for another reason than a conflict, without reading or trying again', async () => {
+    const userId = randomUUID();
+    const repository = new EventSourcedRepository(store, clock);
+    await register(repository, userId);
+    const failure = new Error('disk I/O error');
+    const append = jest.spyOn(store, 'append').mockRejectedValueOnce(failure);
+    const reads = jest.spyOn(store, 'readStream');
+    await expect(patchAge(repository, userId, 41)).rejects.toBe(failure);
+    expect(append).toHaveBeenCalledTimes(1);
+    expect(reads).not.toHaveBeenCalled();
+  });
+
+  it('never steps a kept state back: a load that read before a newer append leaves the newer state kept', async () => {
+    const userId = randomUUID();
+    const repository = new EventSourcedRepository(store, clock);
+    await register(repository, userId);
+    const read = store.readStream.bind(store);
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const reads = jest.spyOn(store, 'readStream').mockImplementationOnce(async (stream, options) => {
+      // Read before the patch below appends, answered after it.
+      const events = await read(stream, options);
+      await answered;
+      return events;
+    });
+    const slowLoad = repository.load(userDecider, `user-${userId}`);
+    await patchAge(repository, userId, 41);
+    answer();
+    expect(await slowLoad).toMatchObject({ revision: 0, state: { age: 30 } });
+
+    // The patch's state (revision 1) is still the one kept: the next command decides on it.
+    const append = jest.spyOn(store, 'append');
+    const readsBefore = reads.mock.calls.length;
+    expect(await patchAge(repository, userId, 42)).toMatchObject({ revision: 2, state: { age: 42 } });
+    expect(reads.mock.calls.length).toBe(readsBefore);
+    expect(append).toHaveBeenCalledTimes(1);
+    expect(append.mock.calls[0][2]).toBe(1);
   });
 
   it('appends nothing, and answers no position, when the command changes nothing', async () => {
