@@ -7,7 +7,7 @@ import { EventStore, RecordedEvent, SqliteEventStore } from '@chronicle/event-st
 import { ConcurrencyConflictError, PreconditionFailedError } from './application-errors';
 import { SYSTEM_AUTH } from './command-context';
 import { EventSourcedRepository, FOLDED_STREAMS, toNewEvent } from './event-sourced-repository';
-import { FixedClock } from './test-doubles.spec-helper';
+import { FixedClock, registerAda } from './test-doubles.spec-helper';
 
 const context = { actor: 'a-1', correlationId: 'c-1', auth: SYSTEM_AUTH };
 const clock = new FixedClock(Date.parse('2026-11-27T09:00:00.000Z'));
@@ -27,19 +27,7 @@ describe('EventSourcedRepository: If-Match and conflicts, on the embedded store'
   });
 
   const register = (repository: EventSourcedRepository, userId: string, options = {}) =>
-    repository.handle(
-      userDecider,
-      `user-${userId}`,
-      (_state, now) => ({
-        type: 'RegisterUser' as const,
-        userId,
-        accountId: null,
-        fields: { name: 'Ada', age: 30 },
-        now: now.toISOString(),
-      }),
-      context,
-      options,
-    );
+    registerAda(repository, userId, context, options);
   const patchAge = (repository: EventSourcedRepository, userId: string, age: number, options = {}) =>
     repository.handle(
       userDecider,

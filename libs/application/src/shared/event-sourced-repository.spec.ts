@@ -7,6 +7,7 @@ import { ConcurrencyConflictError } from './application-errors';
 import { SystemClock } from './clock';
 import { SYSTEM_AUTH } from './command-context';
 import { EventSourcedRepository, toNewEvent } from './event-sourced-repository';
+import { registerAda } from './test-doubles.spec-helper';
 
 // A remote store (EventStoreDB, here its gRPC double): reads and appends of concurrent commands
 // interleave, unlike the embedded store's synchronous ones.
@@ -28,18 +29,7 @@ describe('EventSourcedRepository on a remote event store', () => {
   });
 
   const register = async (userId: string = randomUUID()) => {
-    await repository.handle(
-      userDecider,
-      `user-${userId}`,
-      (_state, now) => ({
-        type: 'RegisterUser' as const,
-        userId,
-        accountId: null,
-        fields: { name: 'Ada', age: 30 },
-        now: now.toISOString(),
-      }),
-      context,
-    );
+    await registerAda(repository, userId, context);
     return userId;
   };
   const patchAge = (userId: string, age: number, maxAttempts = 1, ifMatch?: number[]) =>

@@ -1,5 +1,8 @@
+import { userDecider } from '@chronicle/domain';
 import { Mailer, MailMessage } from '@chronicle/mail';
 import { Clock } from './clock';
+import { CommandContext } from './command-context';
+import { EventSourcedRepository, HandleOptions } from './event-sourced-repository';
 
 /** A clock a spec sets and moves itself. */
 export class FixedClock extends Clock {
@@ -25,4 +28,26 @@ export class RecordingMailer extends Mailer {
     this.sent.push(message);
     return Promise.resolve();
   }
+}
+
+/** Registers user `userId` (Ada, 30, no account) through `repository`: the repositories' specs' given. */
+export function registerAda(
+  repository: EventSourcedRepository,
+  userId: string,
+  context: CommandContext,
+  options: HandleOptions = {},
+) {
+  return repository.handle(
+    userDecider,
+    `user-${userId}`,
+    (_state, now) => ({
+      type: 'RegisterUser' as const,
+      userId,
+      accountId: null,
+      fields: { name: 'Ada', age: 30 },
+      now: now.toISOString(),
+    }),
+    context,
+    options,
+  );
 }
