@@ -314,6 +314,17 @@ export function describeEventStoreContract(
         }
       });
 
+      it('reads the chain after a position: the links that follow it, in order, and none before', async () => {
+        const stream = streamName();
+        await store.append(stream, newEvents(3), 'no_stream');
+        const [first, ...rest] = await store.readStream(stream);
+        const after: string[] = [];
+        for await (const link of store.readChain(first.position)) after.push(link.id);
+
+        expect(after.slice(-2)).toEqual(rest.map((event) => event.id));
+        expect(after).not.toContain(first.id);
+      });
+
       it('gives each event read its link as stored and the link it chains to, which it follows', async () => {
         const [a, b] = [streamName(), streamName()];
         await store.append(a, newEvents(2), 'no_stream');

@@ -247,10 +247,10 @@ export abstract class EventStore {
   abstract readonly chainScope: ChainScope;
 
   /**
-   * Every event in global order as the chain covers it: as stored, never upcast, for
-   * verification (integrity/chain-verifier.ts).
+   * Every event in global order as the chain covers it (only those after `after`, when given): as
+   * stored, never upcast and never decrypted, for verification (integrity/chain-verifier.ts).
    */
-  abstract readChain(): AsyncIterable<ChainLink>;
+  abstract readChain(after?: Position): AsyncIterable<ChainLink>;
 
   /**
    * For each of `events` (read before, from any view of this store), its link as stored now and the

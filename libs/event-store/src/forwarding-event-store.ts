@@ -57,8 +57,8 @@ export abstract class ForwardingEventStore extends EventStore {
     return this.inner.chainScope;
   }
 
-  override readChain(): AsyncIterable<ChainLink> {
-    return this.inner.readChain();
+  override readChain(after?: Position): AsyncIterable<ChainLink> {
+    return this.inner.readChain(after);
   }
 
   override readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]> {

@@ -56,6 +56,29 @@ describe('HistoryChainWatch', () => {
     return { status: watch.status(), kept };
   }
 
+  /** A server that verified 3 events at its start, running while `body` runs. */
+  async function whileRunning(
+    body: (
+      store: SqliteEventStore,
+      checkpoints: SqliteCheckpointStore,
+      watch: HistoryChainWatch,
+    ) => Promise<void>,
+  ): Promise<void> {
+    await start(3);
+    const store = SqliteEventStore.open(dataDir);
+    const checkpoints = SqliteCheckpointStore.open(join(dataDir, EVENTS_FILE));
+    const watch = new HistoryChainWatch(store, checkpoints);
+    try {
+      watch.onApplicationBootstrap();
+      await watch.settled();
+      await body(store, checkpoints, watch);
+    } finally {
+      await watch.onApplicationShutdown();
+      await store.close();
+      await checkpoints.close();
+    }
+  }
+
   /** An edit of events.db by someone who can write it: the triggers dropped first. */
   function tamper(sql: string): void {
     const db = new Database(join(dataDir, EVENTS_FILE));
@@ -128,14 +151,8 @@ describe('HistoryChainWatch', () => {
     });
   });
 
-  it('checks, while it runs, the events written since it verified, and keeps the new head', async () => {
-    await start(3);
-    const store = SqliteEventStore.open(dataDir);
-    const checkpoints = SqliteCheckpointStore.open(join(dataDir, EVENTS_FILE));
-    const watch = new HistoryChainWatch(store, checkpoints);
-    try {
-      watch.onApplicationBootstrap();
-      await watch.settled();
+  it('checks, while it runs, the events written since it verified, and keeps the new head', () =>
+    whileRunning(async (store, checkpoints, watch) => {
       await store.append('customer-later', [event('later'), event('later 2')], 'no_stream');
       await watch.checkTail();
       const kept = (await checkpoints.loadState(HISTORY_CHAIN_PROCESSOR)).get('verified-head');
@@ -146,12 +163,22 @@ describe('HistoryChainWatch', () => {
       expect(kept).toMatchObject({ position: '5', stream: 'customer-later', revision: 1 });
       expect(watch.status()).toMatchObject({ state: 'broken', firstBroken: { position: '6' } });
       expect(errors).toEqual([expect.stringContaining('breaks at position 6')]);
-    } finally {
-      await watch.onApplicationShutdown();
-      await store.close();
-      await checkpoints.close();
-    }
-  });
+    }));
+
+  it("checks the tail from the chain's links, never reading (so never decrypting) the events themselves", () =>
+    whileRunning(async (store, checkpoints, watch) => {
+      await store.append('customer-later', [event('later')], 'no_stream');
+      const readAll = jest.spyOn(store, 'readAll');
+      const readStream = jest.spyOn(store, 'readStream');
+      await watch.checkTail();
+
+      expect(readAll).not.toHaveBeenCalled();
+      expect(readStream).not.toHaveBeenCalled();
+      expect((await checkpoints.loadState(HISTORY_CHAIN_PROCESSOR)).get('verified-head')).toMatchObject({
+        position: '4',
+        stream: 'customer-later',
+      });
+    }));
 
   it('keeps the first break of several, whatever order they are reported in', async () => {
     const { status } = await start(2);

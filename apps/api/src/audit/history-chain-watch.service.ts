@@ -11,13 +11,13 @@ import { rechainedBy, sealKey, signedProtections } from '@chronicle/application'
 import {
   ChainBreak,
   ChainLink,
+  ChainRef,
   CheckpointStore,
   comparePositions,
   EventStore,
   formatPosition,
   parsePosition,
   Position,
-  RecordedEvent,
   storedLinkBreak,
   verifyChain,
 } from '@chronicle/event-store';
@@ -193,21 +193,27 @@ export class HistoryChainWatch implements OnApplicationBootstrap, OnApplicationS
     return false;
   }
 
-  /** The events after the verified head, read as stored, each against the event it chains to. */
+  /**
+   * The events after the verified head, each against the event it chains to. Read as the chain
+   * covers them: the events' values are neither parsed nor decrypted, which the check never needs.
+   */
   private async verifyTail(): Promise<void> {
     let after = this.verified === null ? undefined : parsePosition(this.verified.position)!;
-    let last: RecordedEvent | null = null;
+    let last: ChainLink | null = null;
     for (;;) {
-      const batch: RecordedEvent[] = [];
-      for await (const event of this.store.asStored().readAll({ after, limit: BATCH })) batch.push(event);
+      const batch: ChainRef[] = [];
+      for await (const link of this.store.readChain(after)) {
+        last = link;
+        batch.push({ position: parsePosition(link.position)!, stream: link.stream, revision: link.revision });
+        if (batch.length === BATCH) break;
+      }
       if (batch.length === 0 || this.stopped) break;
       const links = await this.store.readChainLinks(batch);
       for (const [index, event] of batch.entries()) {
         const found = storedLinkBreak(this.store.chainScope, event, links[index]);
         if (found !== null) this.report(found);
       }
-      last = batch[batch.length - 1];
-      after = last.position;
+      after = batch[batch.length - 1].position;
       if (batch.length < BATCH) break;
     }
     if (last !== null) await this.keep(headOf(last));

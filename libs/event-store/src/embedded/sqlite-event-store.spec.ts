@@ -271,6 +271,37 @@ describe('SqliteEventStore', () => {
       for await (const link of store.readChain()) links.push(link.position);
       expect(links).toEqual(['1', '2', '3', '4', '5']);
     });
+
+    it('links events asked for together as it links each alone, dense or far apart, a deleted row included', async () => {
+      const store = open();
+      for (let i = 0; i < 12; i++) await store.append(`link-${i}`, [newEvent()], 'no_stream');
+      const db = raw();
+      db.exec('DROP TRIGGER IF EXISTS events_no_delete; DELETE FROM events WHERE position IN (4, 7)');
+      db.close();
+      const ref = (at: number) => ({ position: position(at), stream: `link-${at - 1}`, revision: 0 });
+      const alone = async (ats: number[]) =>
+        (await Promise.all(ats.map((at) => store.readChainLinks([ref(at)])))).map(([linked]) => linked);
+      const positions = (linked: Awaited<ReturnType<typeof store.readChainLinks>>) =>
+        linked.map(({ link, previous }) => [link?.position ?? null, previous?.position ?? null]);
+
+      const dense = [3, 4, 5, 6, 8, 9];
+      const sparse = [1, 5, 12];
+      expect(positions(await store.readChainLinks(dense.map(ref)))).toEqual(positions(await alone(dense)));
+      expect(positions(await store.readChainLinks(sparse.map(ref)))).toEqual(positions(await alone(sparse)));
+      expect(positions(await store.readChainLinks(dense.map(ref)))).toEqual([
+        ['3', '2'],
+        [null, null],
+        ['5', '3'],
+        ['6', '5'],
+        ['8', '6'],
+        ['9', '8'],
+      ]);
+      expect(positions(await store.readChainLinks([ref(5), ref(8)]))).toEqual([
+        ['5', '3'],
+        ['8', '6'],
+      ]);
+      expect(await store.readChainLinks([])).toEqual([]);
+    });
   });
 
   describe('group commit', () => {

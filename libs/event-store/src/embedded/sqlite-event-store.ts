@@ -231,9 +231,9 @@ export class SqliteEventStore extends EventStore implements EventLog {
 
   override readonly chainScope = 'log';
 
-  override async *readChain(): AsyncGenerator<ChainLink> {
-    // From below any position: a row slipped in at 0 or below must be walked, and fail.
-    let cursor = Number.MIN_SAFE_INTEGER;
+  override async *readChain(after?: Position): AsyncGenerator<ChainLink> {
+    // The whole chain from below any position: a row slipped in at 0 or below must be walked, and fail.
+    let cursor = after === undefined ? Number.MIN_SAFE_INTEGER : toSequence(after);
     for (;;) {
       this.assertOpen();
       const rows = this.selectAfter.all(cursor, this.readBatchSize);
@@ -247,12 +247,32 @@ export class SqliteEventStore extends EventStore implements EventLog {
   override readChainLinks(events: readonly ChainRef[]): Promise<LinkedChainLink[]> {
     return settle(() => {
       this.assertOpen();
+      const wanted = events.map((event) => toSequence(event.position));
+      if (wanted.length === 0) return [];
       // The event and the row before it, whatever that is: a deleted predecessor breaks the event.
-      return events.map((event) => {
-        const at = toSequence(event.position);
-        const [link, previous] = this.selectLinkAndPrevious.all(at);
-        if (link === undefined || link[0] !== at) return { link: null, previous: null };
-        return { link: toChainLink(link), previous: previous === undefined ? null : toChainLink(previous) };
+      const linked = (link: EventRow | undefined, previous: EventRow | undefined): LinkedChainLink =>
+        link === undefined
+          ? { link: null, previous: null }
+          : { link: toChainLink(link), previous: previous === undefined ? null : toChainLink(previous) };
+      const lowest = Math.min(...wanted);
+      const highest = Math.max(...wanted);
+      if (highest - lowest >= 2 * wanted.length) {
+        return wanted.map((at) => {
+          const [link, previous] = this.selectLinkAndPrevious.all(at);
+          return link?.[0] === at ? linked(link, previous) : linked(undefined, undefined);
+        });
+      }
+      // A dense run (the chain watch's tail, a page of the log): the rows from the first one's
+      // predecessor to the last, read at once instead of a query per event.
+      const [atLowest, belowLowest] = this.selectLinkAndPrevious.all(lowest);
+      const before = atLowest?.[0] === lowest ? belowLowest : atLowest;
+      const rows = this.selectAfter.all(lowest - 1, highest - lowest + 1).filter((row) => row[0] <= highest);
+      const index = new Map(rows.map((row, i) => [row[0], i]));
+      return wanted.map((at) => {
+        const i = index.get(at);
+        return i === undefined
+          ? linked(undefined, undefined)
+          : linked(rows[i], i === 0 ? before : rows[i - 1]);
       });
     });
   }

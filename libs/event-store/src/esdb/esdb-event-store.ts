@@ -407,8 +407,8 @@ export class EsdbEventStore extends EventStore {
 
   override readonly chainScope = 'stream';
 
-  override async *readChain(): AsyncGenerator<ChainLink> {
-    for await (const event of this.readLog(undefined)) yield toChainLink(event);
+  override async *readChain(after?: Position): AsyncGenerator<ChainLink> {
+    for await (const event of this.readLog(after)) yield toChainLink(event);
   }
 
   /**
