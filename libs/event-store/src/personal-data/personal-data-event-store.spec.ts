@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { SqliteEventStore } from '../embedded/sqlite-event-store';
 import { EventStore, RecordedEvent } from '../event-store.port';
 import { verifyChain } from '../integrity';
 import { newEvent } from '../new-event.spec-helper';
+import { UnreadableCiphertextError } from './aes-gcm';
 import { DataKeyRing } from './data-key-ring';
 import { DataKeyStore, SubjectErasedError } from './data-key-store.port';
 import { PersonalDataEventStore } from './personal-data-event-store';
@@ -181,6 +183,56 @@ describe('PersonalDataEventStore', () => {
     expect(read[1].data).toEqual({ ...patched.data, changes: { name: null } });
     expect(JSON.stringify(read.map((event) => event.data))).not.toMatch(/p1\./);
     expect((await verifyChain(adapter.readChain(), adapter.chainScope)).broken).toBeNull();
+  });
+
+  describe('what this process sealed itself', () => {
+    const bobId = '0190a1b2-0000-7000-8000-0000000000b2';
+    const bobRegistered = newEvent('UserRegistered.v2', { ...registered.data, userId: bobId, name: 'Bob' });
+
+    it('reads it back without opening it again (a PATCH read back by its own projection)', async () => {
+      await store.append(`user-${userId}`, [registered, patched], 'no_stream');
+      const opened = jest.spyOn(crypto, 'createDecipheriv');
+      try {
+        expect((await store.readStream(`user-${userId}`)).map((event) => event.data)).toEqual([
+          registered.data,
+          patched.data,
+        ]);
+        expect(opened).not.toHaveBeenCalled();
+        // Another process (or this one after a restart) opens the same values: all three.
+        const cold = new PersonalDataEventStore(adapter, store.keys, (type) => eventSchemaOf(type)?.personal);
+        expect((await cold.readStream(`user-${userId}`))[1].data).toEqual(patched.data);
+        expect(opened).toHaveBeenCalledTimes(3);
+      } finally {
+        opened.mockRestore();
+      }
+    });
+
+    it('still reads nulls once the subject is erased', async () => {
+      await store.append(`user-${userId}`, [registered, patched], 'no_stream');
+      await store.keys.destroy({ subject: ada, erasedAt: '2026-11-27T01:00:00.000Z' });
+
+      const read = await store.readStream(`user-${userId}`);
+      expect(read.map((event) => event.erased)).toEqual([true, true]);
+      expect(JSON.stringify(read.map((event) => event.data))).not.toContain('Ada King');
+    });
+
+    it("still refuses a sealed value copied into another subject's event", async () => {
+      await store.append(`user-${userId}`, [registered, patched], 'no_stream');
+      await store.append(`user-${bobId}`, [bobRegistered], 'no_stream');
+      const [, stored] = await adapter.readStream(`user-${userId}`);
+      const copied = newEvent('UserPatched.v1', {
+        userId: bobId,
+        changes: stored.data.changes,
+        modifiedon: '2026-11-27T00:02:00.000Z',
+      });
+      await adapter.append(
+        `user-${bobId}`,
+        [{ ...copied, metadata: { ...copied.metadata, personalData: 'encrypted' } }],
+        0,
+      );
+
+      await expect(store.readStream(`user-${bobId}`)).rejects.toBeInstanceOf(UnreadableCiphertextError);
+    });
   });
 
   it('refuses to write about an erased subject', async () => {

@@ -20,6 +20,7 @@ import {
   isEncryptedValue,
   PersonalValue,
 } from './personal-value-codec';
+import { RecentlySealed } from './recently-sealed';
 
 /** Where a stored event type keeps personal values, and whose they are (the domain's declaration). */
 export interface PersonalFields {
@@ -48,6 +49,8 @@ const READ_BATCH = 256;
  * through it. The chain covers what is stored, so its reads pass through untouched.
  */
 export class PersonalDataEventStore extends ForwardingEventStore {
+  private readonly recent = new RecentlySealed();
+
   constructor(
     inner: EventStore,
     readonly keys: DataKeyRing,
@@ -141,9 +144,12 @@ export class PersonalDataEventStore extends ForwardingEventStore {
         const data = mapPersonal(event.data, personal, () => null);
         return { ...event, data, metadata: { ...event.metadata, personalData: 'erased' } };
       }
-      const data = mapPersonal(event.data, personal, (field, value) =>
-        encryptPersonalValue(key.key, subject, field, value as PersonalValue),
-      );
+      const name = subjectName(subject);
+      const data = mapPersonal(event.data, personal, (field, value) => {
+        const sealed = encryptPersonalValue(key.key, subject, field, value as PersonalValue);
+        this.recent.remember(sealed, name, field, value as PersonalValue);
+        return sealed;
+      });
       return { ...event, data, metadata: { ...event.metadata, personalData: 'encrypted' } };
     });
   }
@@ -155,7 +161,7 @@ export class PersonalDataEventStore extends ForwardingEventStore {
     const keys = await this.keys.forReading(subjects);
     return events.map((event, i) => {
       const owner = owners[i];
-      return owner === undefined ? event : decryptedEvent(event, owner, keys);
+      return owner === undefined ? event : decryptedEvent(event, owner, keys, this.recent);
     });
   }
 
@@ -184,6 +190,7 @@ function decryptedEvent(
   event: RecordedEvent,
   { personal, subject }: Owner,
   keys: ReadonlyMap<string, RingKey>,
+  recent: RecentlySealed,
 ): RecordedEvent {
   const name = subjectName(subject);
   const key = keys.get(name);
@@ -200,9 +207,11 @@ function decryptedEvent(
   }
   // A value not in the encrypted form was put there outside the service (the chain shows where):
   // shown as stored, which is no ciphertext.
-  const data = mapPersonal(event.data, personal, (field, value) =>
-    isEncryptedValue(value) ? decryptPersonalValue(key.key, subject, field, value) : value,
-  );
+  const data = mapPersonal(event.data, personal, (field, value) => {
+    if (!isEncryptedValue(value)) return value;
+    const known = recent.recall(value, name, field);
+    return known !== undefined ? known : decryptPersonalValue(key.key, subject, field, value);
+  });
   return { ...event, data };
 }
 
