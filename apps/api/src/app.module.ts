@@ -25,7 +25,7 @@ import { HistoryChainWatch } from './audit/history-chain-watch.service';
 import { CustomersController } from './customers/customers.controller';
 import { HealthController } from './health/health.controller';
 import { IdempotencyModule } from './idempotency/idempotency.module';
-import { withIdempotencyKeys } from './idempotency/idempotency.interceptor';
+import { withIdempotencyKeys } from './idempotency/idempotency.guard';
 import { loggerModuleParams } from './http/logging';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { QueryValidationPipe } from './http/validation';

@@ -9,7 +9,7 @@ import { AppModule } from './app.module';
 import { HistoryChainWatch } from './audit/history-chain-watch.service';
 import { HealthController } from './health/health.controller';
 import { edgeOptions, installEdge } from './http/edge';
-import { keepAnswers } from './idempotency/idempotency.interceptor';
+import { keepAnswers } from './idempotency/idempotency.guard';
 import { completeDocument } from './http/openapi';
 import { createLogger, logLifecycle, logRequests, startupLogger } from './http/logging';
 import { measureRequests } from './http/request-metrics';

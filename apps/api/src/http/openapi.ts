@@ -18,7 +18,7 @@ import { FieldDeclarations } from '@chronicle/domain';
 import { Problem, PROBLEM_CONTENT_TYPE, toProblem } from './problem-details';
 import { dtoSchemaOf } from './validation';
 import { answerLost, IDEMPOTENCY_KEY_SCHEMA, keyInFlight, keyReused } from '../idempotency/idempotency-keys';
-import { takesIdempotencyKey } from '../idempotency/idempotency.interceptor';
+import { takesIdempotencyKey } from '../idempotency/idempotency.guard';
 
 class FieldErrorDto {
   @ApiProperty({ example: 'age' })

@@ -7,7 +7,7 @@ import { SqliteIdempotencyStore } from './sqlite-idempotency-store';
 
 /**
  * Idempotency-Key on every POST and PATCH, its records shared by every instance (see IdempotencyKeys);
- * the interceptor is bound to those routes by withIdempotencyKeys.
+ * its guard is bound to those routes by withIdempotencyKeys.
  */
 @Module({
   providers: [

@@ -1,17 +1,18 @@
 import {
-  CallHandler,
+  ArgumentsHost,
+  CanActivate,
+  Catch,
+  ExceptionFilter,
   ExecutionContext,
   Injectable,
-  NestInterceptor,
   RequestMethod,
   type Type,
 } from '@nestjs/common';
-import { INTERCEPTORS_METADATA, METHOD_METADATA } from '@nestjs/common/constants';
+import { EXCEPTION_FILTERS_METADATA, GUARDS_METADATA, METHOD_METADATA } from '@nestjs/common/constants';
 import { MetadataScanner } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
-import { from, mergeMap, Observable, of } from 'rxjs';
 import type { Principal } from '@chronicle/application';
-import { HeldKey, IdempotencyKeys, requestFingerprint } from './idempotency-keys';
+import { HeldKey, IdempotencyKeys, KeptAnswer, requestFingerprint } from './idempotency-keys';
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 const HELD = Symbol('chronicle.idempotencyKey');
@@ -21,41 +22,59 @@ type Held = FastifyRequest & { [HELD]?: HeldKey; user?: Principal };
 export const takesIdempotencyKey = (method: string): boolean => method === 'POST' || method === 'PATCH';
 
 /**
- * Idempotency-Key on every POST and PATCH, after the guard (a key belongs to an account): a held
- * key lets the handler run, and the answer is kept as it is sent (keepAnswers); a kept answer is
- * replayed instead of running the handler. Bound to the POST and PATCH routes only
- * (withIdempotencyKeys): Nest wraps every route an interceptor is bound to in an rxjs chain and
- * async-context bindings, even where the interceptor only passes; requests without the header pay that.
+ * The kept answer to a key sent again, which stops the handler: a guard can only stop it by
+ * throwing. ReplayKeptAnswer sends it as it was first sent.
  */
-@Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
-  constructor(private readonly keys: IdempotencyKeys) {}
-
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context.switchToHttp().getRequest<Held>();
-    const header = request.headers[IDEMPOTENCY_KEY_HEADER];
-    const account = request.user?.accountId;
-    if (typeof header !== 'string' || !account) return next.handle();
-    const fingerprint = requestFingerprint(request.method, request.url, request.body);
-    return from(this.keys.begin(account, header, fingerprint, request.id)).pipe(
-      mergeMap((outcome) => {
-        if ('held' in outcome) {
-          request[HELD] = outcome.held;
-          return next.handle();
-        }
-        // The route sends it with its own status, which is the kept one: only successes are kept.
-        const reply = context.switchToHttp().getResponse<FastifyReply>();
-        void reply.headers(outcome.replay.headers);
-        return of(outcome.replay.body);
-      }),
-    );
+export class KeptAnswerReplay extends Error {
+  constructor(readonly answer: KeptAnswer) {
+    super('The answer kept for this Idempotency-Key, replayed');
+    this.name = 'KeptAnswerReplay';
   }
 }
 
 /**
- * Binds the interceptor to every POST and PATCH handler of these controllers, and to no other
- * (called before Nest scans them, as a decorator would be). A GET, the most frequent request,
- * goes through no interceptor chain at all.
+ * Idempotency-Key on every POST and PATCH, after the authentication guard (a key belongs to an
+ * account, and method guards run after global ones): a held key lets the handler run, and the
+ * answer is kept as it is sent (keepAnswers); a kept answer is replayed instead of running the
+ * handler. A guard, not an interceptor: Nest wraps every route an interceptor is bound to in an
+ * rxjs chain and async-context bindings, which were a fifth of a PATCH's CPU without a key
+ * (bench/README.md); a guard that has nothing to do returns at once.
+ */
+@Injectable()
+export class IdempotencyGuard implements CanActivate {
+  constructor(private readonly keys: IdempotencyKeys) {}
+
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    const request = context.switchToHttp().getRequest<Held>();
+    const header = request.headers[IDEMPOTENCY_KEY_HEADER];
+    const account = request.user?.accountId;
+    if (typeof header !== 'string' || !account) return true;
+    const fingerprint = requestFingerprint(request.method, request.url, request.body);
+    return this.keys.begin(account, header, fingerprint, request.id).then((outcome) => {
+      if ('replay' in outcome) throw new KeptAnswerReplay(outcome.replay);
+      request[HELD] = outcome.held;
+      return true;
+    });
+  }
+}
+
+/** Sends a kept answer with its status, headers and body, as it was first sent (only successes are kept). */
+@Catch(KeptAnswerReplay)
+export class ReplayKeptAnswer implements ExceptionFilter {
+  catch({ answer }: KeptAnswerReplay, host: ArgumentsHost): void {
+    void host
+      .switchToHttp()
+      .getResponse<FastifyReply>()
+      .status(answer.status)
+      .headers(answer.headers)
+      .send(answer.body);
+  }
+}
+
+/**
+ * Binds the guard and the replay to every POST and PATCH handler of these controllers, and to no
+ * other (called before Nest scans them, as a decorator would be). A GET, the most frequent request,
+ * goes through neither.
  */
 export function withIdempotencyKeys<T extends Type[]>(controllers: T): T {
   const scanner = new MetadataScanner();
@@ -65,14 +84,17 @@ export function withIdempotencyKeys<T extends Type[]>(controllers: T): T {
       const handler = prototype[name] as object;
       const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
       if (method === undefined || !takesIdempotencyKey(RequestMethod[method])) continue;
-      const bound = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) as unknown[] | undefined) ?? [];
       // Once, however many apps a process builds (the e2e tests build several).
-      if (!bound.includes(IdempotencyInterceptor)) {
-        Reflect.defineMetadata(INTERCEPTORS_METADATA, [...bound, IdempotencyInterceptor], handler);
-      }
+      bindOnce(GUARDS_METADATA, handler, IdempotencyGuard);
+      bindOnce(EXCEPTION_FILTERS_METADATA, handler, ReplayKeptAnswer);
     }
   }
   return controllers;
+}
+
+function bindOnce(key: string, handler: object, bound: Type): void {
+  const already = (Reflect.getMetadata(key, handler) as unknown[] | undefined) ?? [];
+  if (!already.includes(bound)) Reflect.defineMetadata(key, [...already, bound], handler);
 }
 
 /**
