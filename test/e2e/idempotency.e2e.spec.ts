@@ -23,6 +23,10 @@ describe('Idempotency-Key on POST and PATCH', () => {
     location: response.headers.get('location'),
     etag: response.headers.get('etag'),
     type: response.headers.get('content-type'),
+    // The headers every answer carries, a replay too.
+    cache: response.headers.get('cache-control'),
+    sniff: response.headers.get('x-content-type-options'),
+    requestId: response.headers.get('x-request-id') !== null,
     body: await response.text(),
   });
   const eventsOfType = async (type: string) => {

@@ -117,7 +117,10 @@ describe('IdempotencyGuard', () => {
     const { guard } = guardWith({ replay: kept });
     const replayed = guard.canActivate(contextOf(request({ 'idempotency-key': 'k' })));
     await expect(replayed).rejects.toBeInstanceOf(KeptAnswerReplay);
-    await expect(replayed).rejects.toMatchObject({ answer: kept });
+    const error = await Promise.resolve(replayed).catch((thrown: unknown) => thrown);
+    // Whatever logs or serialises the error: none of the answer.
+    expect(JSON.stringify({ ...(error as object) })).not.toContain('/customers/7');
+    expect(Object.keys(error as object)).toEqual(['name']);
   });
 
   it('sends the kept answer with its status, headers and body', async () => {

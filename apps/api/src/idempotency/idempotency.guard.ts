@@ -23,12 +23,22 @@ export const takesIdempotencyKey = (method: string): boolean => method === 'POST
 
 /**
  * The kept answer to a key sent again, which stops the handler: a guard can only stop it by
- * throwing. ReplayKeptAnswer sends it as it was first sent.
+ * throwing. ReplayKeptAnswer sends it as it was first sent. The answer (an access token, say) is
+ * held in a private field: an error serialiser or a log that meets this error shows none of it.
  */
 export class KeptAnswerReplay extends Error {
-  constructor(readonly answer: KeptAnswer) {
+  readonly #answer: KeptAnswer;
+
+  constructor(answer: KeptAnswer) {
     super('The answer kept for this Idempotency-Key, replayed');
     this.name = 'KeptAnswerReplay';
+    this.#answer = answer;
+  }
+
+  /** Sends the kept answer with its status, headers and body (only successes are kept). */
+  sendTo(reply: FastifyReply): void {
+    const { status, headers, body } = this.#answer;
+    void reply.status(status).headers(headers).send(body);
   }
 }
 
@@ -58,16 +68,11 @@ export class IdempotencyGuard implements CanActivate {
   }
 }
 
-/** Sends a kept answer with its status, headers and body, as it was first sent (only successes are kept). */
+/** Sends the kept answer the guard stopped the handler with: bound beside the guard, before the problem filter. */
 @Catch(KeptAnswerReplay)
 export class ReplayKeptAnswer implements ExceptionFilter {
-  catch({ answer }: KeptAnswerReplay, host: ArgumentsHost): void {
-    void host
-      .switchToHttp()
-      .getResponse<FastifyReply>()
-      .status(answer.status)
-      .headers(answer.headers)
-      .send(answer.body);
+  catch(replay: KeptAnswerReplay, host: ArgumentsHost): void {
+    replay.sendTo(host.switchToHttp().getResponse<FastifyReply>());
   }
 }
 
