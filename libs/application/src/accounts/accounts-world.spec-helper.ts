@@ -6,6 +6,7 @@ import { AccountEvent, accountStreamName } from '@chronicle/domain';
 import { SqliteEventStore } from '@chronicle/event-store';
 import { CommandContext } from '../shared/command-context';
 import { EventSourcedRepository, toNewEvent } from '../shared/event-sourced-repository';
+import { Principal } from '../shared/principal';
 import { PasswordHasher, PasswordMatch } from '../shared/security.ports';
 import { FixedClock } from '../shared/test-doubles.spec-helper';
 import { AccountDirectory } from './account-directory';
@@ -35,6 +36,15 @@ export const accountsContext: CommandContext = {
   actor: 'a-1',
   correlationId: 'accounts-spec',
   auth: { method: 'basic', tokenId: null },
+};
+
+/** Account a-1's user, signed in with Basic: what openAccount('a-1', …) makes. */
+export const basicPrincipal: Principal = {
+  accountId: 'a-1',
+  userId: 'u-a-1',
+  roles: ['user'],
+  method: 'basic',
+  credentialsVersion: 0,
 };
 
 /** The accounts' use cases on a real embedded store in a temporary directory, at a fixed time. */

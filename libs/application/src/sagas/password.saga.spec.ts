@@ -1,26 +1,9 @@
-import { position, RecordedEvent } from '@chronicle/event-store';
+import { recordedEvent as recorded } from '@chronicle/event-store/testing';
 import { CompletePasswordChangeCommand } from '../accounts/complete-password-change/complete-password-change.command';
 import { SendInvitationEmailCommand } from '../accounts/send-invitation-email/send-invitation-email.command';
 import { SendPasswordResetEmailCommand } from '../accounts/send-password-reset-email/send-password-reset-email.command';
 import { CompleteErasureCommand } from '../personal-data/complete-erasure/complete-erasure.command';
 import { passwordSaga } from './password.saga';
-
-const recorded = (type: string): RecordedEvent => ({
-  id: `event-of-${type}`,
-  type,
-  data: {},
-  metadata: {
-    actor: 'system',
-    correlationId: 'c',
-    causationId: null,
-    occurredAt: '2026-01-01T00:00:00.000Z',
-  },
-  stream: 's',
-  revision: 0,
-  position: position(1),
-  recordedAt: '2026-01-01T00:00:00.000Z',
-  hash: 'a'.repeat(64),
-});
 
 describe('passwordSaga', () => {
   it.each([

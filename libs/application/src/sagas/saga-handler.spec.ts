@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { CommandBus, ICommand } from '@nestjs/cqrs';
 import { ValidationError } from '@chronicle/domain';
 import { PermanentFailure, position, RecordedEvent, SqliteCheckpointStore } from '@chronicle/event-store';
+import { recordedEvent as recorded } from '@chronicle/event-store/testing';
 import { MailRejectedError } from '@chronicle/mail';
 import { Saga } from './password.saga';
 import { SagaHandler } from './saga-processor';
@@ -17,23 +18,6 @@ const saga: Saga = {
   eventTypes: ['Wanted.v1'],
   commandFor: (event) => (event.type === 'Wanted.v1' ? new Handle(event) : null),
 };
-
-const recorded = (type: string): RecordedEvent => ({
-  id: `event-of-${type}`,
-  type,
-  data: {},
-  metadata: {
-    actor: 'system',
-    correlationId: 'c',
-    causationId: null,
-    occurredAt: '2026-01-01T00:00:00.000Z',
-  },
-  stream: 's',
-  revision: 0,
-  position: position(1),
-  recordedAt: '2026-01-01T00:00:00.000Z',
-  hash: 'a'.repeat(64),
-});
 
 describe('SagaHandler', () => {
   let dir: string;

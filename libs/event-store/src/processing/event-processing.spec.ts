@@ -1,5 +1,5 @@
 import { RecordedEvent } from '../event-store.port';
-import { newEvent } from '../new-event.spec-helper';
+import { recordedEvent } from '../new-event.spec-helper';
 import { formatPosition, Position, position } from '../position';
 import { ParkedMessage } from './checkpoint-store.port';
 import { EventProcessing, PermanentFailure, ProcessorHandler } from './event-processing';
@@ -9,14 +9,14 @@ import { EventProcessing, PermanentFailure, ProcessorHandler } from './event-pro
  * specified through EventProcessor in event-processor.spec.ts).
  */
 
-const recorded = (at: number): RecordedEvent => ({
-  ...newEvent('Tested.v1', {}, `e${at}`),
-  stream: 'stream-1',
-  revision: at,
-  position: position(at),
-  recordedAt: '2026-01-01T00:00:00.000Z',
-  hash: '',
-});
+const recorded = (at: number): RecordedEvent =>
+  recordedEvent('Tested.v1', {
+    id: `e${at}`,
+    stream: 'stream-1',
+    revision: at,
+    position: position(at),
+    hash: '',
+  });
 
 /** A synchronous handler, as the projections are: `fail` says what it throws on an event. */
 class SyncHandler implements ProcessorHandler {

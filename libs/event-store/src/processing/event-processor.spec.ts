@@ -12,6 +12,7 @@ import {
 import { SqliteCheckpointStore } from '../embedded/sqlite-checkpoint-store';
 import type { ChainLink } from '../integrity/history-chain';
 import type { LinkedChainLink } from '../event-store.port';
+import { recordedEvent } from '../new-event.spec-helper';
 import { formatPosition, Position, position } from '../position';
 import { PermanentFailure, ProcessorHandler, ProcessorLogger, StoreReplacedError } from './event-processing';
 import { EventProcessor, EventProcessorOptions } from './event-processor';
@@ -186,25 +187,8 @@ class RecordingLogger implements ProcessorLogger {
 
 function event(at: number | Position, type = 'Tested.v1'): SubscriptionMessage {
   const p = typeof at === 'number' ? position(at) : at;
-  return {
-    kind: 'event',
-    event: {
-      id: `e${formatPosition(p)}`,
-      type,
-      data: {},
-      metadata: {
-        actor: 'system',
-        correlationId: 'c',
-        causationId: null,
-        occurredAt: '2026-01-01T00:00:00.000Z',
-      },
-      stream: 'stream-1',
-      revision: Number(p.commit),
-      position: p,
-      recordedAt: '2026-01-01T00:00:00.000Z',
-      hash: '',
-    },
-  };
+  const where = { stream: 'stream-1', revision: Number(p.commit), position: p, hash: '' };
+  return { kind: 'event', event: recordedEvent(type, { id: `e${formatPosition(p)}`, ...where }) };
 }
 const checkpoint = (at: number): SubscriptionMessage => ({ kind: 'checkpoint', position: position(at) });
 const caughtUp: SubscriptionMessage = { kind: 'caught-up' };

@@ -1,26 +1,11 @@
 import { position, RecordedEvent } from '@chronicle/event-store';
+import { recordedEvent } from '@chronicle/event-store/testing';
 import { ALL_PROJECTIONS } from './all-projections';
 import { customersProjection } from './customers.projection';
 import { foldUserDocument, usersProjection } from './users.projection';
 
-function recorded(type: string, data: Record<string, unknown>, at = 7): RecordedEvent {
-  return {
-    id: `event-${at}`,
-    type,
-    data,
-    metadata: {
-      actor: 'system',
-      correlationId: 'c',
-      causationId: null,
-      occurredAt: '2026-01-01T00:00:00.000Z',
-    },
-    stream: 'any-1',
-    revision: 0,
-    position: position(at, at - 1),
-    recordedAt: '2026-01-01T00:00:00.000Z',
-    hash: 'a'.repeat(64),
-  };
-}
+const recorded = (type: string, data: Record<string, unknown>, at = 7): RecordedEvent =>
+  recordedEvent(type, { id: `event-${at}`, data, stream: 'any-1', position: position(at, at - 1) });
 
 const customerRegistered = recorded('CustomerRegistered.v1', {
   customerId: 42,

@@ -7,8 +7,7 @@ import {
   WrongPasswordError,
 } from '@chronicle/domain';
 import { AttemptCounters, AttemptLimits, TooManyAttemptsError } from '../../shared/attempt-limits';
-import { Principal } from '../../shared/principal';
-import { AccountsWorld, accountsContext, accountsWorld } from '../accounts-world.spec-helper';
+import { AccountsWorld, accountsContext, accountsWorld, basicPrincipal } from '../accounts-world.spec-helper';
 import { ChangePasswordCommand } from './change-password.command';
 import { ChangePasswordHandler } from './change-password.handler';
 
@@ -39,13 +38,7 @@ describe('ChangePasswordHandler', () => {
   let world: AccountsWorld;
   let counts: Counts;
   let handler: ChangePasswordHandler;
-  const principal: Principal = {
-    accountId: 'a-1',
-    userId: 'u-a-1',
-    roles: ['user'],
-    method: 'basic',
-    credentialsVersion: 0,
-  };
+  const principal = basicPrincipal;
 
   beforeEach(async () => {
     world = accountsWorld();

@@ -3,7 +3,13 @@ import { Principal } from '../../shared/principal';
 import { AccessTokenClaims, AccessTokenCodec } from '../../shared/security.ports';
 import { EndSessionCommand } from '../end-session/end-session.command';
 import { EndSessionHandler } from '../end-session/end-session.handler';
-import { ACCOUNTS_NOW, AccountsWorld, accountsContext, accountsWorld } from '../accounts-world.spec-helper';
+import {
+  ACCOUNTS_NOW,
+  AccountsWorld,
+  accountsContext,
+  accountsWorld,
+  basicPrincipal,
+} from '../accounts-world.spec-helper';
 import { IssueAccessTokenCommand } from './issue-access-token.command';
 import { IssueAccessTokenHandler } from './issue-access-token.handler';
 
@@ -22,13 +28,7 @@ describe('IssueAccessTokenHandler and EndSessionHandler', () => {
   let issue: IssueAccessTokenHandler;
   let end: EndSessionHandler;
   const codec = new JsonCodec();
-  const basic: Principal = {
-    accountId: 'a-1',
-    userId: 'u-a-1',
-    roles: ['user'],
-    method: 'basic',
-    credentialsVersion: 0,
-  };
+  const basic = basicPrincipal;
 
   beforeEach(async () => {
     world = accountsWorld();
