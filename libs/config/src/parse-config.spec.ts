@@ -7,6 +7,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from './parse-config';
@@ -161,6 +162,30 @@ describe('parseConfig', () => {
     expect(statSync(join(loose, 'events.db')).mode & 0o777).toBe(0o600);
     expect(statSync(join(loose, 'outbox')).mode & 0o777).toBe(0o700);
     expect(statSync(join(loose, 'outbox', 'mail.eml')).mode & 0o777).toBe(0o600);
+  });
+
+  it('accepts a DATA_DIR whose files another process removes while it is checked (a second instance starting)', () => {
+    const dir = dataDir();
+    writeFileSync(join(dir, '.write-probe-1'), '', { mode: 0o644 });
+    mkdirSync(join(dir, 'gone'), { mode: 0o755 });
+    const actual = { statSync: fs.statSync, readdirSync: fs.readdirSync };
+    // Listed, then removed by the other process before this one looks at them.
+    const stat = jest.spyOn(fs, 'statSync').mockImplementation(((path: string, ...rest: never[]) => {
+      if (path.endsWith('.write-probe-1') || path.endsWith('gone')) {
+        throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+      }
+      return actual.statSync(path, ...rest);
+    }) as typeof fs.statSync);
+    const list = jest.spyOn(fs, 'readdirSync').mockImplementation(((path: string, ...rest: never[]) => {
+      if (path.endsWith('gone')) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+      return actual.readdirSync(path, ...rest);
+    }) as typeof fs.readdirSync);
+    try {
+      expect(parseConfig({ DATA_DIR: dir }).dataDir).toBe(dir);
+    } finally {
+      stat.mockRestore();
+      list.mockRestore();
+    }
   });
 
   it('refuses a DATA_DIR that is a file, naming the variable', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, type Dirent, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve, sep } from 'node:path';
 import { ChronicleConfig, LOG_LEVELS, LogLevel } from './chronicle-config';
@@ -61,7 +61,7 @@ function privateDataDir(dataDir: string): void {
       if (entry.isFile()) tighten(path, 0o600);
       if (!entry.isDirectory()) continue;
       tighten(path, 0o700);
-      for (const inner of readdirSync(path, { withFileTypes: true })) {
+      for (const inner of readdirIfPresent(path)) {
         if (inner.isFile()) tighten(join(path, inner.name), 0o600);
       }
     }
@@ -78,8 +78,25 @@ function privateDataDir(dataDir: string): void {
   }
 }
 
+/**
+ * Another process on the same DATA_DIR (a second instance starting, a SQLite journal) may remove a
+ * file between the listing and this: what is gone needs no tightening.
+ */
 function tighten(path: string, mode: number): void {
-  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, mode);
+  try {
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+function readdirIfPresent(path: string): Dirent[] {
+  try {
+    return readdirSync(path, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
 }
 
 /** A secret set in the environment (at least 32 characters), or null when it is unset. */
