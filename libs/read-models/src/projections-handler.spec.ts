@@ -1,6 +1,5 @@
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { PermanentFailure, position, RecordedEvent } from '@chronicle/event-store';
-import { startTracing } from '@chronicle/tracing';
+import { recordSpans } from '@chronicle/tracing/testing';
 import { MemoryReadStore } from './memory/memory-read-store';
 import { ProjectionsHandler } from './projection-processor';
 import { customersProjection } from './projections/customers.projection';
@@ -41,16 +40,10 @@ function failure(act: () => void): PermanentFailure {
 }
 
 describe('ProjectionsHandler', () => {
-  const exporter = new InMemorySpanExporter();
-  let stopTracing: () => Promise<void>;
+  const exporter = recordSpans();
   let store: MemoryReadStore;
 
-  beforeAll(() => {
-    stopTracing = startTracing('test', {}, exporter)!.shutdown;
-  });
-  afterAll(() => stopTracing());
   beforeEach(() => {
-    exporter.reset();
     store = new MemoryReadStore();
   });
 

@@ -2,28 +2,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Decider, DomainEvent } from '@chronicle/domain';
 import { SqliteEventStore } from '@chronicle/event-store';
-import { startTracing } from '@chronicle/tracing';
+import { recordSpans } from '@chronicle/tracing/testing';
 import { SYSTEM_AUTH } from './command-context';
 import { EventSourcedRepository } from './event-sourced-repository';
 import { FixedClock, registerAda } from './test-doubles.spec-helper';
 
 describe('EventSourcedRepository, traced', () => {
-  const exporter = new InMemorySpanExporter();
+  const exporter = recordSpans();
   const context = { actor: 'a-1', correlationId: 'c-1', auth: SYSTEM_AUTH };
-  let stopTracing: () => Promise<void>;
   let dir: string;
   let store: SqliteEventStore;
   let repository: EventSourcedRepository;
 
-  beforeAll(() => {
-    stopTracing = startTracing('test', {}, exporter)!.shutdown;
-  });
-  afterAll(() => stopTracing());
   beforeEach(() => {
-    exporter.reset();
     dir = mkdtempSync(join(tmpdir(), 'repository-traced-'));
     store = SqliteEventStore.open(dir);
     repository = new EventSourcedRepository(store, new FixedClock(Date.parse('2026-11-27T09:00:00.000Z')));

@@ -1,4 +1,4 @@
-import { userDecider } from '@chronicle/domain';
+import { ClientFields, userDecider } from '@chronicle/domain';
 import { Mailer, MailMessage } from '@chronicle/mail';
 import { Clock } from './clock';
 import { CommandContext } from './command-context';
@@ -30,12 +30,16 @@ export class RecordingMailer extends Mailer {
   }
 }
 
-/** Registers user `userId` (Ada, 30, no account) through `repository`: the repositories' specs' given. */
+/**
+ * Registers user `userId` (Ada, 30, no account, unless a spec gives other fields) through
+ * `repository`: the one RegisterUser command of the specs that need a user in the event store.
+ */
 export function registerAda(
   repository: EventSourcedRepository,
   userId: string,
   context: CommandContext,
   options: HandleOptions = {},
+  fields: ClientFields = { name: 'Ada', age: 30 },
 ) {
   return repository.handle(
     userDecider,
@@ -44,7 +48,7 @@ export function registerAda(
       type: 'RegisterUser' as const,
       userId,
       accountId: null,
-      fields: { name: 'Ada', age: 30 },
+      fields,
       now: now.toISOString(),
     }),
     context,

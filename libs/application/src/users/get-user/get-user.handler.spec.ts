@@ -8,7 +8,7 @@ import { ForbiddenError } from '../../shared/application-errors';
 import { CommandContext } from '../../shared/command-context';
 import { EventSourcedRepository, toNewEvent } from '../../shared/event-sourced-repository';
 import { Principal } from '../../shared/principal';
-import { FixedClock } from '../../shared/test-doubles.spec-helper';
+import { FixedClock, registerAda } from '../../shared/test-doubles.spec-helper';
 import { GetUserQuery } from './get-user.query';
 import { checkUserAccess, GetUserHandler } from './get-user.handler';
 
@@ -79,18 +79,7 @@ describe('GetUserHandler', () => {
   });
 
   const register = (userId: string) =>
-    repository.handle(
-      userDecider,
-      userStreamName(userId),
-      (_state, now) => ({
-        type: 'RegisterUser' as const,
-        userId,
-        accountId: null,
-        fields: { name: 'Ada Lovelace', age: 36 },
-        now: now.toISOString(),
-      }),
-      CONTEXT,
-    );
+    registerAda(repository, userId, CONTEXT, {}, { name: 'Ada Lovelace', age: 36 });
   const patch = (userId: string, age: number) =>
     repository.handle(
       userDecider,
