@@ -48,6 +48,8 @@ export interface Report {
 
 /** The code a figure depends on: the service's sources and the locked dependencies. */
 const CODE_PATHS = ['apps', 'libs', 'package-lock.json'];
+/** Git pathspecs of CODE_PATHS less the specs and their helpers, which no figure runs. */
+const CODE_PATHSPECS = [...CODE_PATHS, ':(exclude,glob)**/*.spec.ts', ':(exclude,glob)**/*.spec-helper.ts'];
 
 function git(root: string, args: string[]): { status: number; output: string } {
   const result = spawnSync('git', args, { cwd: root, encoding: 'utf8' });
@@ -58,7 +60,7 @@ function git(root: string, args: string[]): { status: number; output: string } {
 /** HEAD's commit, marked `-dirty` when the code under test has uncommitted changes. */
 export function codeCommit(root: string = ROOT): string {
   const head = git(root, ['rev-parse', 'HEAD']).output;
-  const dirty = git(root, ['status', '--porcelain', '--', ...CODE_PATHS]).output !== '';
+  const dirty = git(root, ['status', '--porcelain', '--', ...CODE_PATHSPECS]).output !== '';
   return dirty ? `${head}-dirty` : head;
 }
 
@@ -71,9 +73,9 @@ export function staleness(commit: string | undefined, root: string = ROOT): stri
   if (commit.endsWith('-dirty')) {
     return `Measured on uncommitted changes to ${shortCommit(commit)}, which no commit pins`;
   }
-  const diff = git(root, ['diff', '--quiet', commit, 'HEAD', '--', ...CODE_PATHS]);
+  const diff = git(root, ['diff', '--quiet', commit, 'HEAD', '--', ...CODE_PATHSPECS]);
   if (diff.status === 0) return null;
-  return `Measured on code that has changed since: ${CODE_PATHS.join(', ')} differ between ${shortCommit(commit)} and HEAD`;
+  return `Measured on code that has changed since: ${CODE_PATHS.join(', ')} (specs aside) differ between ${shortCommit(commit)} and HEAD`;
 }
 
 export function single(value: number): Spread {
