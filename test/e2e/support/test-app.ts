@@ -88,7 +88,9 @@ export async function startTestApp(
     );
     // The app listens at once; tests start once it is ready (the history applied), as a balancer would.
     await untilReady(`http://127.0.0.1:${port}`);
-    await projector?.waitForOutput(/Projector ready/);
+    // A projector starts cold and catches up the whole history first: a data directory seeded
+    // with thousands of customers takes it past 20 s on two busy cores.
+    await projector?.waitForOutput(/Projector ready/, 60_000);
   } catch (error) {
     await app?.close();
     await projector?.stop();
