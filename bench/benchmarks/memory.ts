@@ -4,7 +4,7 @@ import { openEventStore } from '@chronicle/event-store';
 import { ReadModelSnapshots } from '@chronicle/read-models';
 import { customersDataSet } from '../support/datasets';
 import { RunningProcess, startServer } from '../support/processes';
-import { figure, single } from '../support/report';
+import { type Figure, figure, single } from '../support/report';
 import { spread, Spread } from '../support/stats';
 import type { Benchmark } from './benchmark';
 
@@ -66,6 +66,35 @@ export async function readyAndRestingRss(
   return { afterReady, atRest: await sampleRss(server) };
 }
 
+/**
+ * The two RSS figures against the customers as JSON: at rest (the target's, <= 2) and just after
+ * ready (reported only), under the names given.
+ */
+export function rssFigures(
+  rss: { afterReady: Spread; atRest: Spread },
+  jsonBytes: number,
+  names: { atRest: string; afterReady: string },
+): Figure[] {
+  const ceiling = { name: 'the customers as JSON', value: single(jsonBytes / MIB) };
+  return [
+    figure({
+      name: names.atRest,
+      unit: 'MiB',
+      value: rss.atRest,
+      ceiling,
+      ratio: rss.atRest.median / (jsonBytes / MIB),
+      target: { kind: '<=', bound: 2 },
+    }),
+    figure({
+      name: names.afterReady,
+      unit: 'MiB',
+      value: rss.afterReady,
+      ceiling,
+      ratio: rss.afterReady.median / (jsonBytes / MIB),
+    }),
+  ];
+}
+
 export const memory: Benchmark = {
   name: 'memory',
   title: `RSS of the server holding ${CUSTOMERS.toLocaleString('en')} customers (embedded default)`,
@@ -82,25 +111,13 @@ export const memory: Benchmark = {
     } finally {
       await server.stop();
     }
-    const ceiling = { name: 'the customers as JSON', value: single(jsonBytes / MIB) };
     return {
       name: this.name,
       title: this.title,
       figures: [
-        figure({
-          name: 'resident set size at rest',
-          unit: 'MiB',
-          value: atRest,
-          ceiling,
-          ratio: atRest.median / (jsonBytes / MIB),
-          target: { kind: '<=', bound: 2 },
-        }),
-        figure({
-          name: 'resident set size just after the replay',
-          unit: 'MiB',
-          value: afterReplay,
-          ceiling,
-          ratio: afterReplay.median / (jsonBytes / MIB),
+        ...rssFigures({ afterReady: afterReplay, atRest }, jsonBytes, {
+          atRest: 'resident set size at rest',
+          afterReady: 'resident set size just after the replay',
         }),
       ],
       notes: [

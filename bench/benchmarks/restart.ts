@@ -8,7 +8,7 @@ import { type Build, startServer } from '../support/processes';
 import { type Figure, figure, ratioFigure, single } from '../support/report';
 import { spread, Spread } from '../support/stats';
 import type { Benchmark } from './benchmark';
-import { customersJsonBytes, MIB, readyAndRestingRss, REST_MS } from './memory';
+import { customersJsonBytes, MIB, readyAndRestingRss, REST_MS, rssFigures } from './memory';
 import { CUSTOMERS, readAndParse } from './rebuild';
 /** Restarts measured; each is a few seconds, the first start (a full replay) much longer. */
 const RESTARTS = 3;
@@ -119,20 +119,9 @@ export const restart: Benchmark = {
           ceiling: { name: 'read and parse every event', value: readSeconds },
           ratio: first.startupMs / 1000 / readSeconds.median,
         }),
-        figure({
-          name: 'resident set size after a restart, at rest',
-          unit: 'MiB',
-          value: resident!.atRest,
-          ceiling: { name: 'the customers as JSON', value: single(jsonBytes / MIB) },
-          ratio: resident!.atRest.median / (jsonBytes / MIB),
-          target: { kind: '<=', bound: 2 },
-        }),
-        figure({
-          name: 'resident set size just after a restart',
-          unit: 'MiB',
-          value: resident!.afterReady,
-          ceiling: { name: 'the customers as JSON', value: single(jsonBytes / MIB) },
-          ratio: resident!.afterReady.median / (jsonBytes / MIB),
+        ...rssFigures(resident!, jsonBytes, {
+          atRest: 'resident set size after a restart, at rest',
+          afterReady: 'resident set size just after a restart',
         }),
         figure({
           name: "read models' snapshot",
