@@ -11,7 +11,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-function bsonType(value: unknown): string | undefined {
+export function bsonType(value: unknown): string | undefined {
   return value !== null && typeof value === 'object'
     ? (value as { _bsontype?: string })._bsontype
     : undefined;

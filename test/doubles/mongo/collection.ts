@@ -1,7 +1,7 @@
 import { Document, ObjectId, UUID } from 'bson';
 import { Query } from 'mingo';
 
-import { cloneValue, describe, getPath, keyString, StoredDocument, toView } from './bson-values';
+import { bsonType, cloneValue, describe, getPath, keyString, StoredDocument, toView } from './bson-values';
 import { badValue, CommandError } from './errors';
 
 export interface IndexSpec {
@@ -103,7 +103,15 @@ export class Collection {
   matching(filter: Document | undefined): Entry[] {
     if (!filter || Object.keys(filter).length === 0) return this.all();
     const query = new Query(toView(filter) as Document);
-    return this.all().filter((entry) => query.test(entry.view));
+    // As the server's _id index: an equality on `_id` looks one document up instead of scanning
+    // them all, which made every write of a projector's batch cost the whole collection.
+    const candidates = isIdEquality(filter._id) ? this.byId(filter._id) : this.all();
+    return candidates.filter((entry) => query.test(entry.view));
+  }
+
+  private byId(id: unknown): Entry[] {
+    const entry = this.entries.get(keyString([id]));
+    return entry ? [entry] : [];
   }
 
   insert(doc: StoredDocument): Entry {
@@ -193,6 +201,16 @@ export class Collection {
       if (key !== undefined) index.owners.set(key, id);
     }
   }
+}
+
+/** BSON types whose equality is their index key's (not an operator document, array, regex or null). */
+const ID_KEY_TYPES = new Set(['ObjectId', 'Binary', 'UUID', 'Int32', 'Double', 'Long']);
+
+function isIdEquality(value: unknown): boolean {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return true;
+  if (value instanceof Date) return true;
+  const type = bsonType(value);
+  return type !== undefined && ID_KEY_TYPES.has(type);
 }
 
 function idKey(entry: Entry): string {

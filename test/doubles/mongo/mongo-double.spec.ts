@@ -1,5 +1,6 @@
 import { Double, Int32, Long, MongoBulkWriteError, MongoClient, MongoServerError, ObjectId } from 'mongodb';
 
+import { Collection } from './collection';
 import { MongoDouble, startMongoDouble } from './mongo-double';
 
 describe('MongoDB wire-protocol double, through the mongodb driver', () => {
@@ -70,6 +71,29 @@ describe('MongoDB wire-protocol double, through the mongodb driver', () => {
       expect(await items.findOne({ _id: Long.fromNumber(42) })).toEqual({ _id: 42, name: 'int' });
       expect(await items.findOne({ _id: '42' })).toBeNull();
       expect(await items.findOne({ _id: 'abc' })).toEqual({ _id: 'abc', name: 'string' });
+    });
+
+    it('looks an _id equality up as its index does, without reading the other documents', async () => {
+      const items = freshDb().collection<any>('items');
+      await items.insertMany([
+        { _id: 1, pos: 'a' },
+        { _id: 2, pos: 'b' },
+        { _id: 'ab', pos: 'c' },
+      ]);
+      const scans = jest.spyOn(Collection.prototype, 'all');
+      try {
+        await items.updateOne({ _id: new Double(2), pos: { $lt: 'z' } }, { $set: { pos: 'y' } });
+        expect(await items.findOne({ _id: Long.fromNumber(2) })).toEqual({ _id: 2, pos: 'y' });
+        // The rest of the filter still decides.
+        expect(await items.findOne({ _id: 1, pos: 'b' })).toBeNull();
+        expect(scans).not.toHaveBeenCalled();
+        // Any other condition on _id still reads them all.
+        expect(await items.find({ _id: { $in: [1, 'ab'] } }).toArray()).toHaveLength(2);
+        expect(await items.find({ _id: /^a/ }).toArray()).toEqual([{ _id: 'ab', pos: 'c' }]);
+        expect(scans).toHaveBeenCalledTimes(2);
+      } finally {
+        scans.mockRestore();
+      }
     });
 
     it('gives documents without an _id an ObjectId, and keeps given ids unchanged', async () => {
