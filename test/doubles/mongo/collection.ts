@@ -79,6 +79,9 @@ function sameSpec(a: IndexSpec, b: IndexSpec): boolean {
 export class Collection {
   readonly uuid = new UUID();
   private readonly entries = new Map<string, Entry>();
+  /** Each `_id` key's place in natural order (insertion order, kept by a rewrite). */
+  private readonly places = new Map<string, number>();
+  private nextPlace = 0;
   private readonly indexList: Index[];
 
   constructor(
@@ -103,15 +106,23 @@ export class Collection {
   matching(filter: Document | undefined): Entry[] {
     if (!filter || Object.keys(filter).length === 0) return this.all();
     const query = new Query(toView(filter) as Document);
-    // As the server's _id index: an equality on `_id` looks one document up instead of scanning
-    // them all, which made every write of a projector's batch cost the whole collection.
-    const candidates = isIdEquality(filter._id) ? this.byId(filter._id) : this.all();
+    // As the server's _id index: `_id` equal to a value, or `$in` a list, looks those documents up
+    // instead of scanning them all (which made every write of a projector's batch, and every key
+    // store lookup, cost the whole collection). mingo still decides on the whole filter.
+    const ids = idLookup(filter._id);
+    const candidates = ids === null ? this.all() : this.byIds(ids);
     return candidates.filter((entry) => query.test(entry.view));
   }
 
-  private byId(id: unknown): Entry[] {
-    const entry = this.entries.get(keyString([id]));
-    return entry ? [entry] : [];
+  /** The documents with those ids, in natural order. */
+  private byIds(ids: unknown[]): Entry[] {
+    const keys = new Set(ids.map((id) => keyString([id])));
+    const found: Entry[] = [];
+    for (const key of keys) {
+      const entry = this.entries.get(key);
+      if (entry) found.push(entry);
+    }
+    return found.sort((a, b) => this.placeOf(a) - this.placeOf(b));
   }
 
   insert(doc: StoredDocument): Entry {
@@ -131,7 +142,12 @@ export class Collection {
 
   remove(entry: Entry): void {
     this.entries.delete(idKey(entry));
+    this.places.delete(idKey(entry));
     this.unindex(entry);
+  }
+
+  private placeOf(entry: Entry): number {
+    return this.places.get(idKey(entry))!;
   }
 
   private unindex(entry: Entry): void {
@@ -196,6 +212,7 @@ export class Collection {
     if (previous) this.unindex(previous);
     const id = idKey(entry);
     this.entries.set(id, entry);
+    if (!previous) this.places.set(id, this.nextPlace++);
     for (const index of this.indexList) {
       const key = index.unique ? index.keyOf(entry) : undefined;
       if (key !== undefined) index.owners.set(key, id);
@@ -205,6 +222,18 @@ export class Collection {
 
 /** BSON types whose equality is their index key's (not an operator document, array, regex or null). */
 const ID_KEY_TYPES = new Set(['ObjectId', 'Binary', 'UUID', 'Int32', 'Double', 'Long']);
+
+/** The ids an `_id` condition can only match, when it is an equality or `$eq`/`$in` of such values; else null. */
+function idLookup(condition: unknown): unknown[] | null {
+  if (isIdEquality(condition)) return [condition];
+  if (condition === null || typeof condition !== 'object' || bsonType(condition) !== undefined) return null;
+  const operators = Object.entries(condition);
+  if (operators.length !== 1) return null;
+  const [[operator, operand]] = operators;
+  if (operator === '$eq' && isIdEquality(operand)) return [operand];
+  if (operator === '$in' && Array.isArray(operand) && operand.every(isIdEquality)) return operand;
+  return null;
+}
 
 function isIdEquality(value: unknown): boolean {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return true;

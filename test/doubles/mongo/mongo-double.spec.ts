@@ -73,7 +73,7 @@ describe('MongoDB wire-protocol double, through the mongodb driver', () => {
       expect(await items.findOne({ _id: 'abc' })).toEqual({ _id: 'abc', name: 'string' });
     });
 
-    it('looks an _id equality up as its index does, without reading the other documents', async () => {
+    it('looks an _id equality or $in up as its index does, without reading the other documents', async () => {
       const items = freshDb().collection<any>('items');
       await items.insertMany([
         { _id: 1, pos: 'a' },
@@ -86,9 +86,15 @@ describe('MongoDB wire-protocol double, through the mongodb driver', () => {
         expect(await items.findOne({ _id: Long.fromNumber(2) })).toEqual({ _id: 2, pos: 'y' });
         // The rest of the filter still decides.
         expect(await items.findOne({ _id: 1, pos: 'b' })).toBeNull();
+        // $in too, in natural order whatever the list's.
+        expect(await items.find({ _id: { $in: ['ab', 3, new Int32(1)] } }).toArray()).toEqual([
+          { _id: 1, pos: 'a' },
+          { _id: 'ab', pos: 'c' },
+        ]);
+        expect(await items.findOne({ _id: { $eq: 'ab' } })).toEqual({ _id: 'ab', pos: 'c' });
         expect(scans).not.toHaveBeenCalled();
         // Any other condition on _id still reads them all.
-        expect(await items.find({ _id: { $in: [1, 'ab'] } }).toArray()).toHaveLength(2);
+        expect(await items.find({ _id: { $gt: 1 } }).toArray()).toEqual([{ _id: 2, pos: 'y' }]);
         expect(await items.find({ _id: /^a/ }).toArray()).toEqual([{ _id: 'ab', pos: 'c' }]);
         expect(scans).toHaveBeenCalledTimes(2);
       } finally {
