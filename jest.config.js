@@ -10,6 +10,7 @@ const swc = [
     module: { type: 'commonjs' },
   },
 ];
+const { availableParallelism } = require('node:os');
 const { compilerOptions } = require('./tsconfig.json');
 
 /** tsconfig.json's path aliases (`@chronicle/<lib>` and the adapters' own entries), for jest. */
@@ -31,6 +32,10 @@ const common = {
 
 module.exports = {
   testTimeout: 30_000,
+  // Jest's default leaves a core free (one worker on 2 cores, every file in turn), while the e2e and
+  // fault suites spend most of their time waiting on child processes, servers and timers: two
+  // workers there took the whole run from 29 to 17.5 minutes on 2 cores.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
   // `npm test` runs every project in one jest, so the figure is merged across unit, contract and e2e.
   // Child processes (the CLI, the projector, the server of process.e2e) are not instrumented: what
   // runs only there reads as uncovered. The main.ts files run only there, so they are left out.
