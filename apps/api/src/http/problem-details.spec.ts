@@ -1,6 +1,7 @@
 import {
   ArgumentsHost,
   BadRequestException,
+  Logger,
   NotFoundException,
   ServiceUnavailableException,
 } from '@nestjs/common';
@@ -90,38 +91,68 @@ describe('toProblem and the request URL', () => {
   });
 });
 
-describe('ProblemDetailsFilter and a wrong current password', () => {
-  function answer(error: Error) {
-    const observed: string[] = [];
-    const sent: { status?: number; body?: string } = {};
-    const reply = {
-      status: (status: number) => ((sent.status = status), reply),
-      headers: () => reply,
-      header: () => reply,
-      send: (body: string) => ((sent.body = body), reply),
-    };
-    const request = {
-      method: 'POST',
-      url: '/account/password',
-      headers: {},
-      body: {},
-      ip: '127.0.0.1',
-      raw: { rawHeaders: [] },
-    };
-    const host = { switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }) };
-    const security = { observe: (type: string) => observed.push(type) };
+/** The filter's answer to `error` on a password change, what it recorded and what it logged. */
+function answer(error: Error) {
+  const observed: string[] = [];
+  const sent: { status?: number; body?: string } = {};
+  const reply = {
+    status: (status: number) => ((sent.status = status), reply),
+    headers: () => reply,
+    header: () => reply,
+    send: (body: string) => ((sent.body = body), reply),
+  };
+  const request = {
+    id: 'req-1',
+    method: 'POST',
+    url: '/account/password',
+    headers: {},
+    body: {},
+    ip: '127.0.0.1',
+    raw: { rawHeaders: [] },
+  };
+  const host = { switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }) };
+  const security = { observe: (type: string) => observed.push(type) };
+  const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  try {
     new ProblemDetailsFilter(security as unknown as SecurityEvents).catch(
       error,
       host as unknown as ArgumentsHost,
     );
-    return { observed, status: sent.status, type: (JSON.parse(sent.body!) as { type: string }).type };
+    return {
+      observed,
+      status: sent.status,
+      type: (JSON.parse(sent.body!) as { type: string }).type,
+      logged: logged.mock.calls,
+    };
+  } finally {
+    logged.mockRestore();
   }
+}
 
+describe('ProblemDetailsFilter and the log', () => {
+  it('logs a bug and an outage with their stacks', () => {
+    const bug = new TypeError('x is undefined');
+    expect(answer(bug)).toMatchObject({
+      status: 500,
+      logged: [[{ err: bug, requestId: 'req-1' }, 'Request failed']],
+    });
+    const outage = new StoreTimeoutError('EventStoreDB', 3500);
+    expect(answer(outage)).toMatchObject({ status: 503, logged: [[{ err: outage }, 'Request failed']] });
+  });
+
+  it('leaves a 503 it answered on purpose (not ready yet) to its request line: no stack, no second line', () => {
+    const notReady = new ServiceUnavailableException({ status: 'error', info: {}, error: {}, details: {} });
+    expect(answer(notReady)).toMatchObject({ status: 503, logged: [] });
+  });
+});
+
+describe('ProblemDetailsFilter and a wrong current password', () => {
   it('answers a wrong one with 400 wrong-password and records it', () => {
     expect(answer(new WrongPasswordError())).toEqual({
       observed: ['OldPasswordRejected.v1'],
       status: 400,
       type: 'wrong-password',
+      logged: [],
     });
   });
 
@@ -130,6 +161,7 @@ describe('ProblemDetailsFilter and a wrong current password', () => {
       observed: [],
       status: 400,
       type: 'wrong-password',
+      logged: [],
     });
   });
 });

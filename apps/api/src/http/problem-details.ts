@@ -253,7 +253,11 @@ function securityEventOf(error: unknown): SecurityEventType | null {
   return null;
 }
 
-/** Every error leaves as problem details; a 5xx is logged with its stack, which never leaves. */
+/**
+ * Every error leaves as problem details. A 5xx the code did not answer on purpose (a bug, an
+ * outage) is logged with its stack, which never leaves; one it did (readiness while catching up)
+ * has its request line, at error level, and no stack that would say anything.
+ */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Problems');
@@ -266,7 +270,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const securityEvent = securityEventOf(error);
     if (securityEvent !== null) this.security.observe(securityEvent, securityObservationOf(request));
     const rendered = toProblem(error, request);
-    if (rendered.problem.status >= 500)
+    if (rendered.problem.status >= 500 && !(error instanceof HttpException))
       this.logger.error({ err: error, requestId: request.id }, 'Request failed');
     sendProblem(http.getResponse<FastifyReply>(), rendered);
   }
