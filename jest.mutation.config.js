@@ -29,6 +29,13 @@ const own = {
   'event-store': ['<rootDir>/libs/event-store/**/*.spec.ts'],
   // The API and the CLI import every use case: their suites would be loaded for each mutant.
   application: ['<rootDir>/libs/application/**/*.spec.ts'],
+  // Their contract suites, each on the MongoDB wire double (the embedded adapters' halves are
+  // skipped by coverage: no mutant of this target runs there), and the lease's own spec.
+  mongo: [
+    '<rootDir>/test/contract/{attempt-counters,checkpoint-store,data-key-store,idempotency-store}.spec.ts',
+    '<rootDir>/test/contract/read-store.mongo{,-swap}.spec.ts',
+    '<rootDir>/apps/projector/src/mongo-lease.spec.ts',
+  ],
 };
 
 /**
