@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Collection, MongoClient } from 'mongodb';
+import { hostname } from 'node:os';
+import { Collection, MongoClient, MongoServerError } from 'mongodb';
 import { MongoDouble, startMongoDouble } from '../../../test/doubles/mongo/mongo-double';
-import { LeaseRecord, MongoLease } from './mongo-lease';
+import { LeaseRecord, MongoLease, processOwnerId } from './mongo-lease';
 
 const TTL = 1_000;
 
@@ -105,4 +106,102 @@ describe('MongoLease', () => {
   it('refuses a renewal before it was ever acquired', async () => {
     expect(await lease('a').renew()).toBe(false);
   });
+
+  it('renews only what this instance acquired, even when another one names the same owner', async () => {
+    await lease('a').tryAcquire();
+    expect(await lease('a').renew()).toBe(false);
+    expect(await leases.findOne({ _id: 'projector' })).toMatchObject({ owner: 'a', version: 1 });
+  });
+
+  it('is given back at once to its own owner, as after a restart that kept the owner id', async () => {
+    const [a, again] = [lease('a'), lease('a')];
+    await a.tryAcquire();
+    expect(await again.tryAcquire()).toEqual({ acquired: true, tookOverFrom: null });
+  });
+
+  it('keeps leases of other names in the same collection apart', async () => {
+    await new MongoLease(leases, { name: 'other', ttlMs: TTL, owner: 'z', now: () => clock }).tryAcquire();
+    const a = lease('a');
+    expect(await a.holder()).toBeNull();
+    expect(await a.tryAcquire()).toEqual({ acquired: true, tookOverFrom: null });
+    expect(await leases.findOne({ _id: 'other' })).toMatchObject({ owner: 'z', version: 1 });
+  });
+
+  it('stamps each renewal with when it expires: one TTL after it was renewed', async () => {
+    const a = lease('a');
+    await a.tryAcquire();
+    await a.renew();
+    const record = await leases.findOne({ _id: 'projector' });
+    expect(record!.expiresAt.getTime() - record!.renewedAt.getTime()).toBe(TTL);
+  });
+
+  it('loses a race for a free lease to the contender that inserted first, naming it', async () => {
+    // Between b's look (nothing there) and its insert, a takes the lease.
+    const racing = withBefore(leases, 'insertOne', () => lease('a').tryAcquire());
+    const b = new MongoLease(racing, { name: 'projector', ttlMs: TTL, owner: 'b', now: () => clock });
+    expect(await b.tryAcquire()).toEqual({ acquired: false, holder: 'a' });
+    expect(b.heldForMs).toBe(0);
+  });
+
+  it('says "another process" when the lease it lost a race for is gone again', async () => {
+    const racing = withBefore(leases, 'insertOne', async () => {
+      await lease('a').tryAcquire();
+      // Its holder's findOne in the duplicate-key path sees none: deleted meanwhile.
+      const realFind = racing.findOne.bind(racing);
+      racing.findOne = async () => {
+        racing.findOne = realFind;
+        await leases.deleteOne({ _id: 'projector' });
+        return null;
+      };
+    });
+    const b = new MongoLease(racing, { name: 'projector', ttlMs: TTL, owner: 'b', now: () => clock });
+    expect(await b.tryAcquire()).toEqual({ acquired: false, holder: 'another process' });
+  });
+
+  it('passes on any failure of its insert but a duplicate key, instead of reading it as a lost race', async () => {
+    for (const failure of [
+      new Error('connection reset'),
+      new MongoServerError({ message: 'Document failed validation', code: 121 }),
+    ]) {
+      const failing = Object.create(leases) as Collection<LeaseRecord>;
+      failing.insertOne = () => Promise.reject(failure);
+      await expect(
+        new MongoLease(failing, { name: 'projector', ttlMs: TTL, owner: 'b', now: () => clock }).tryAcquire(),
+      ).rejects.toBe(failure);
+    }
+  });
+
+  it('refuses a TTL that is not positive', () => {
+    for (const ttlMs of [0, -1, Number.NaN]) {
+      expect(() => new MongoLease(leases, { name: 'projector', ttlMs })).toThrow(
+        new RangeError('ttlMs must be positive'),
+      );
+    }
+  });
+
+  it('names this process by host, pid and a random suffix, so two processes never share an owner', () => {
+    const owner = processOwnerId();
+    expect(owner).toMatch(new RegExp(`^${hostname()}:${process.pid}:[0-9a-f]{8}$`));
+    expect(processOwnerId()).not.toBe(owner);
+    expect(new MongoLease(leases, { name: 'projector', ttlMs: TTL }).owner).toMatch(/^.+:\d+:[0-9a-f]{8}$/);
+  });
 });
+
+/** The collection, with `before` run once ahead of the first call of `method`. */
+function withBefore(
+  collection: Collection<LeaseRecord>,
+  method: 'insertOne' | 'updateOne',
+  before: () => Promise<unknown>,
+): Collection<LeaseRecord> {
+  const staged = Object.create(collection) as Collection<LeaseRecord>;
+  const real = collection[method].bind(collection) as (...args: unknown[]) => Promise<unknown>;
+  let ran = false;
+  staged[method] = (async (...args: unknown[]) => {
+    if (!ran) {
+      ran = true;
+      await before();
+    }
+    return real(...args);
+  }) as never;
+  return staged;
+}
