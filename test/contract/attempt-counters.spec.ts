@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Collection, MongoClient, MongoServerError } from 'mongodb';
 import { AttemptCounters } from '@chronicle/application';
 import { MongoAttemptCounters } from '../../libs/auth/src/attempt-counters/mongo-attempt-counters';
 import { SqliteAttemptCounters } from '../../libs/auth/src/attempt-counters/sqlite-attempt-counters';
@@ -103,6 +104,101 @@ describe('bounded state', () => {
       expect(await counters.add('b', 11, end(11))).toBe(2);
     } finally {
       await counters.close();
+    }
+  });
+});
+
+describe('MongoDB attempt counters, beyond the contract', () => {
+  /** The adapter's collection, to stage what only a real server's concurrency produces. */
+  const collectionOf = (counters: MongoAttemptCounters) =>
+    (counters as unknown as { counters: Collection }).counters;
+  const duplicateKey = () => new MongoServerError({ message: 'E11000 duplicate key error', code: 11000 });
+
+  it('counts again when its upsert lost the race for a new counter to a concurrent first attempt', async () => {
+    const counters = new MongoAttemptCounters(mongo.uriOf('race'));
+    try {
+      const collection = collectionOf(counters);
+      const upsert = collection.updateOne.bind(collection);
+      // As a server answers the second of two upserts racing on a new _id.
+      jest
+        .spyOn(collection, 'updateOne')
+        .mockImplementationOnce(async (...args) => {
+          await upsert(...args);
+          throw duplicateKey();
+        })
+        .mockImplementation(upsert);
+      expect(await counters.add('a', 10, end(10))).toBe(2);
+    } finally {
+      await counters.close();
+    }
+  });
+
+  it('throws a second duplicate key, and any other failure, instead of retrying', async () => {
+    for (const failures of [[duplicateKey(), duplicateKey()], [new Error('connection reset')]]) {
+      const counters = new MongoAttemptCounters(mongo.uriOf('failing'));
+      try {
+        const updateOne = jest.spyOn(collectionOf(counters), 'updateOne');
+        for (const failure of failures) updateOne.mockRejectedValueOnce(failure);
+        await expect(counters.add('a', 10, end(10))).rejects.toBe(failures[failures.length - 1]);
+        expect(updateOne).toHaveBeenCalledTimes(failures.length);
+      } finally {
+        await counters.close();
+      }
+    }
+  });
+
+  it("keeps its counters in the URI's database, or in `chronicle` when the URI names none", async () => {
+    const named = new MongoAttemptCounters(mongo.uriOf('named'));
+    const unnamed = new MongoAttemptCounters(mongo.uriOf(''));
+    const client = await MongoClient.connect(mongo.uriOf(''));
+    try {
+      await named.add('a', 10, end(10));
+      await unnamed.add('b', 10, end(10));
+      const counter = (db: string, id: string) =>
+        client
+          .db(db)
+          .collection('attempt_counters')
+          .findOne({ _id: id as never });
+      expect(await counter('named', '10:a')).toMatchObject({ count: 1, expiresAt: end(10) });
+      expect(await counter('chronicle', '10:b')).toMatchObject({ count: 1, expiresAt: end(10) });
+    } finally {
+      await client.close();
+      await named.close();
+      await unnamed.close();
+    }
+  });
+
+  it('prunes every minute once it has counted, with one timer, cleared on close', async () => {
+    const every = jest.spyOn(global, 'setInterval');
+    const clear = jest.spyOn(global, 'clearInterval');
+    let now = 0;
+    const counters = new MongoAttemptCounters(mongo.uriOf('pruned'), () => now);
+    try {
+      await counters.add('a', 10, end(10));
+      await counters.add('b', 11, end(11));
+      const timers = every.mock.calls.filter(([, ms]) => ms === 60_000);
+      expect(timers).toHaveLength(1);
+      now = end(10);
+      timers[0][0]();
+      // The prune runs in the background: the window that is over goes, the other stays.
+      const client = await MongoClient.connect(mongo.uriOf('pruned'));
+      try {
+        const left = async () =>
+          (await client.db().collection('attempt_counters').find().toArray()).map((counter) => counter._id);
+        for (let turn = 0; turn < 100 && (await left()).length > 1; turn++) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        expect(await left()).toEqual(['11:b']);
+      } finally {
+        await client.close();
+      }
+      const timer = every.mock.results[every.mock.calls.indexOf(timers[0])].value as NodeJS.Timeout;
+      await counters.close();
+      expect(clear).toHaveBeenCalledWith(timer);
+    } finally {
+      every.mockRestore();
+      clear.mockRestore();
+      await counters.close().catch(() => undefined);
     }
   });
 });
