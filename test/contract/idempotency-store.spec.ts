@@ -3,6 +3,7 @@ import {
   IDEMPOTENCY_WINDOW_MS,
   IdempotencyStore,
 } from '../../apps/api/src/idempotency/idempotency-store';
+import { Collection, MongoClient, MongoServerError } from 'mongodb';
 import { MongoIdempotencyStore } from '../../apps/api/src/idempotency/mongo-idempotency-store';
 import { SqliteIdempotencyStore } from '../../apps/api/src/idempotency/sqlite-idempotency-store';
 import { onMongoDouble, onSqlite, OpenInstances } from './support/store-instances';
@@ -117,6 +118,36 @@ function contract(name: string, open: OpenInstances<IdempotencyStore>) {
       expect(await other.claim(claimOf('z', { scope: 'account-2', key: 'k0', now: T + 30 }))).toBeNull();
     });
 
+    it('trims nothing of an account within the bound, however many keys newer accounts hold', async () => {
+      for (let i = 0; i < 2; i++) await store.claim(claimOf('a', { key: `k${i}`, now: T + i }));
+      for (let i = 0; i < 5; i++)
+        await store.claim(claimOf('a', { scope: 'account-2', key: `k${i}`, now: T + 10 + i }));
+      await store.trim('account-1', 4);
+      await store.trim('account-2', 4);
+      const held = async (scope: string, key: string) =>
+        (await other.claim(claimOf('b', { scope, key, now: T + 20 }))) !== null;
+      expect([await held('account-1', 'k0'), await held('account-1', 'k1')]).toEqual([true, true]);
+      expect([await held('account-2', 'k0'), await held('account-2', 'k1')]).toEqual([false, true]);
+    });
+
+    it('takes over an expired key among others the account still holds', async () => {
+      await store.claim(claimOf('a', { key: 'held', now: T + IDEMPOTENCY_WINDOW_MS }));
+      await store.claim(claimOf('b', { key: 'expired', now: T }));
+      const later = T + IDEMPOTENCY_WINDOW_MS + 1;
+      expect(await other.claim(claimOf('c', { key: 'expired', now: later }))).toBeNull();
+      expect(await store.claim(claimOf('d', { key: 'expired', now: later }))).toMatchObject({ owner: 'c' });
+      expect(await store.claim(claimOf('d', { key: 'held', now: later }))).toMatchObject({ owner: 'a' });
+    });
+
+    it('gives an expired key to exactly one of many parallel claims on two instances', async () => {
+      await store.claim(claimOf('a', { now: T }));
+      const later = T + IDEMPOTENCY_WINDOW_MS + 1;
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => [store, other][i % 2].claim(claimOf(`c${i}`, { now: later }))),
+      );
+      expect(claims.filter((held) => held === null)).toHaveLength(1);
+    });
+
     it('prunes the expired records of every account and keeps the others', async () => {
       const scopes = ['account-a', 'account-b', 'account-c', 'account-d'];
       for (const [index, scope] of scopes.entries()) {
@@ -147,4 +178,66 @@ contract(
   'SQLite',
   onSqlite('idempotency-', (dir) => new SqliteIdempotencyStore(dir)),
 );
-contract('MongoDB', onMongoDouble('idempotency', (uri) => new MongoIdempotencyStore(uri)).open);
+const mongo = onMongoDouble('idempotency', (uri) => new MongoIdempotencyStore(uri));
+contract('MongoDB', mongo.open);
+
+describe('MongoDB idempotency store, beyond the contract', () => {
+  let store: MongoIdempotencyStore;
+  let client: MongoClient;
+  /** The adapter's collection, to stage failures only a real server produces. */
+  const keysOf = () => (store as unknown as { keys: Collection }).keys;
+
+  beforeEach(async () => {
+    store = new MongoIdempotencyStore(mongo.uriOf('idempotency_more'));
+    client = await MongoClient.connect(mongo.uriOf('idempotency_more'));
+  });
+  afterEach(async () => {
+    await store.close();
+    await client.db().dropDatabase();
+    await client.close();
+  });
+
+  it('passes on a failed insert that is not a duplicate key, instead of reading the key as held', async () => {
+    for (const failure of [
+      new Error('connection reset'),
+      new MongoServerError({ message: 'Document failed validation', code: 121 }),
+    ]) {
+      jest.spyOn(keysOf(), 'insertOne').mockRejectedValueOnce(failure);
+      await expect(store.claim(claimOf('a'))).rejects.toBe(failure);
+    }
+  });
+
+  it('loses an expired key to a claim that took it over between its look and its own takeover', async () => {
+    const rival = new MongoIdempotencyStore(mongo.uriOf('idempotency_more'));
+    try {
+      await store.claim(claimOf('a', { now: T }));
+      const later = T + IDEMPOTENCY_WINDOW_MS + 1;
+      const keys = keysOf();
+      const replace = keys.replaceOne.bind(keys);
+      jest.spyOn(keys, 'replaceOne').mockImplementationOnce(async (...args) => {
+        expect(await rival.claim(claimOf('r', { now: later }))).toBeNull();
+        return replace(...args);
+      });
+      expect(await store.claim(claimOf('c', { now: later }))).toMatchObject({ owner: 'r' });
+    } finally {
+      await rival.close();
+    }
+  });
+
+  it('makes the indexes trim and prune walk, once, and again after a failed attempt', async () => {
+    const createIndex = jest
+      .spyOn(keysOf(), 'createIndex')
+      .mockRejectedValueOnce(new Error('not authorized'));
+    await expect(store.trim('account-1', 4)).rejects.toThrow('not authorized');
+    await store.trim('account-1', 4);
+    await store.prune(T);
+    const indexes = await client.db().collection('idempotency_keys').listIndexes().toArray();
+    expect(indexes.map(({ name, key }) => ({ name, key }))).toEqual([
+      { name: '_id_', key: { _id: 1 } },
+      { name: 'by_scope', key: { '_id.scope': 1, started: -1 } },
+      { name: 'by_start', key: { started: 1 } },
+    ]);
+    // Both indexes by the failed attempt and by the next; prune reuses them.
+    expect(createIndex).toHaveBeenCalledTimes(4);
+  });
+});
