@@ -98,8 +98,9 @@ function describeCheckpointStoreContract(
   });
 
   it("forgets one processor's position and state on reset, and keeps its parked messages and the others'", async () => {
-    await store.storeState('p', position(5), new Map([['a', 1]]));
+    // q's first: a reset that deleted whatever came first would take q's.
     await store.storeState('q', position(6), new Map([['a', 2]]));
+    await store.storeState('p', position(5), new Map([['a', 1]]));
     await store.park({
       processor: 'p',
       eventId: 'e-1',
@@ -122,6 +123,17 @@ function describeCheckpointStoreContract(
     // Stored anew from the start, as a processor replaying does: no later position refuses it.
     await store.storeState('p', position(1), new Map([['b', 3]]));
     expect(await store.loadState('p')).toEqual(new Map([['b', 3]]));
+  });
+
+  it('sets a position with store, back as well as forward (a rebuild moves one back), apart per processor', async () => {
+    await store.store('p', position(5));
+    await store.store('q', position(7));
+    await store.store('p', position(0));
+    expect(await store.load('p')).toEqual(position(0));
+    expect(await store.load('q')).toEqual(position(7));
+    await store.close();
+    store = await reopen();
+    expect(await store.load('p')).toEqual(position(0));
   });
 
   it('moves the position with no changed entry', async () => {
