@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Binary, BSON, MongoClient } from 'mongodb';
+import { Binary, BSON, MongoBulkWriteError, MongoClient } from 'mongodb';
 import { ConfigError } from '@chronicle/config';
 import {
   DATA_KEYS_FILE,
@@ -14,6 +14,7 @@ import {
   subjectName,
 } from '@chronicle/event-store';
 import { MongoDataKeyStore } from '@chronicle/event-store/mongo';
+import { CommandError } from '../doubles/mongo/errors';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 import { spawnDataKeyWorker } from './support/spawn-data-key-worker';
 
@@ -181,6 +182,27 @@ function contract(name: string, setUp: () => Promise<Backing>) {
       expect(await store.destroyedSince(between, 10)).toEqual([erasureOf(customer1)]);
       expect(await store.destroyedSince(before, 1)).toEqual([erasureOf(ada, '2020-01-01T00:00:00.000Z')]);
       expect(await store.destroyedSince(new Date(Date.now() + 1_000), 10)).toEqual([]);
+    });
+
+    it('lists the erasures in order of subject whatever order they were made in', async () => {
+      const [c1, c2, c3] = [1, 2, 3].map((i): DataSubject => ({ kind: 'customer', id: `${i}` }));
+      // Made out of order, so the order of subject is not the order they were written in.
+      for (const subject of [c3, bob, c1, c2])
+        await (subject === c1 ? other : store).destroy(erasureOf(subject));
+      expect(await other.erasures(null, 10)).toEqual([c1, c2, c3, bob].map((subject) => erasureOf(subject)));
+      expect(await store.erasures(subjectName(c1), 2)).toEqual([erasureOf(c2), erasureOf(c3)]);
+      expect(await store.erasures(subjectName(c3), 2)).toEqual([erasureOf(bob)]);
+    });
+
+    it('tells which keys were destroyed since a time in order of destruction, not of making', async () => {
+      await store.create(bob);
+      await store.create(ada);
+      const before = new Date(Date.now() - 1);
+      await other.destroy(erasureOf(ada));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await store.destroy(erasureOf(bob));
+      expect(await other.destroyedSince(before, 10)).toEqual([erasureOf(ada), erasureOf(bob)]);
+      expect(await store.destroyedSince(before, 1)).toEqual([erasureOf(ada)]);
     });
 
     it('ends erased when a create and a destroy of one subject race, and no key outlives the erasure', async () => {
@@ -490,5 +512,190 @@ describe('MongoDB data key store, its concerns', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('MongoDB data key store, its collection and the writes it meets', () => {
+  let double: MongoDouble;
+  let client: MongoClient;
+  /** Sees, and may change, every command before the double runs it. */
+  let meddle: (db: string, command: Record<string, any>) => void = () => {};
+  const stores: DataKeyStore[] = [];
+  const open = (database: string, secret = SECRET) => {
+    const store = new MongoDataKeyStore(double.uri.replace('/?', `/${database}?`), secret);
+    stores.push(store);
+    return store;
+  };
+  /** A write the server refuses, as a validator would: its write error is not a duplicate key. */
+  const refused = () =>
+    new Proxy(
+      {},
+      {
+        get: () => {
+          throw new CommandError(121, 'DocumentValidationFailure', 'Document failed validation');
+        },
+        has: () => {
+          throw new CommandError(121, 'DocumentValidationFailure', 'Document failed validation');
+        },
+      },
+    );
+  /** A unique index on `id` holding `ids`: a duplicate key that no subject's key causes. */
+  const strayIds = async (database: string, ids: string[]) => {
+    const keys = client.db(database).collection<{ _id: string }>('data_keys');
+    await keys.createIndex({ id: 1 }, { unique: true, partialFilterExpression: { id: { $exists: true } } });
+    await keys.insertMany(ids.map((id) => ({ _id: `stray-${id}`, id })));
+  };
+
+  beforeAll(async () => {
+    double = await startMongoDouble({ onCommand: (db, command) => meddle(db, command) });
+    client = await MongoClient.connect(double.uri);
+  });
+  afterEach(async () => {
+    meddle = () => {};
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+  });
+  afterAll(async () => {
+    await client.close();
+    await double.stop();
+  });
+
+  it('keeps the keys and its secret check in data_keys, the check under #secret-check', async () => {
+    const store = open('layout');
+    await store.create(ada);
+    await store.destroy(erasureOf(bob));
+    const documents = await client.db('layout').collection<{ _id: string }>('data_keys').find().toArray();
+    expect(documents.map((document) => document._id).sort()).toEqual(
+      ['#secret-check', subjectName(ada), subjectName(bob)].sort(),
+    );
+    expect(documents.find((document) => document._id === '#secret-check')).toEqual({
+      _id: '#secret-check',
+      check: expect.any(String),
+    });
+    // Another secret is refused naming where the keys are.
+    await expect(open('layout', OTHER_SECRET).get(ada)).rejects.toThrow(
+      "DATA_KEY_SECRET is not the secret the data keys in MongoDB's layout.data_keys were made under",
+    );
+  });
+
+  it('uses the chronicle database when the URI names none', async () => {
+    const store = new MongoDataKeyStore(double.uri, SECRET);
+    stores.push(store);
+    await store.create(ada);
+    expect(
+      await client
+        .db('chronicle')
+        .collection('data_keys')
+        .countDocuments({ _id: subjectName(ada) } as any),
+    ).toBe(1);
+  });
+
+  it('indexes only the destroyed keys by their destruction, for the poll', async () => {
+    await open('indexed').get(ada);
+    const indexes = await client.db('indexed').collection('data_keys').listIndexes().toArray();
+    expect(indexes).toContainEqual(
+      expect.objectContaining({
+        name: 'data_keys_destroyed',
+        key: { destroyedAt: 1 },
+        partialFilterExpression: { destroyedAt: { $exists: true } },
+      }),
+    );
+  });
+
+  it('finds its secret check among keys restored in any order', async () => {
+    const origin = open('origin');
+    const key = await origin.create(ada);
+    await origin.destroy(erasureOf(bob));
+    // A restore need not keep the order the documents were written in: here the check comes last.
+    const documents = await client.db('origin').collection('data_keys').find().toArray();
+    await client.db('restored').collection('data_keys').insertMany(documents.reverse());
+    const restored = open('restored');
+    expect(await restored.get(ada)).toEqual({ state: 'active', key });
+    expect(await restored.get(bob)).toEqual({ state: 'erased', erasure: erasureOf(bob) });
+  });
+
+  it('makes the keys of new subjects in one insert, a subject named twice once, and reads nothing back', async () => {
+    const store = open('once');
+    await store.get(ada);
+    const commands: Array<Record<string, any>> = [];
+    meddle = (db, command) => {
+      if (db === 'once') commands.push(command);
+    };
+    const made = await store.createMany([ada, bob, ada]);
+    expect(commands.map((command) => Object.keys(command)[0])).toEqual(['insert']);
+    expect(commands[0].documents.map((document: { _id: string }) => document._id)).toEqual([
+      subjectName(ada),
+      subjectName(bob),
+    ]);
+    expect([...made.keys()]).toEqual([subjectName(ada), subjectName(bob)]);
+    meddle = () => {};
+    expect(await store.getMany([ada, bob])).toEqual(made);
+  });
+
+  it('throws the write error of a key refused beside one made by another instance, making no key of it', async () => {
+    const [store, other] = [open('refused-insert'), open('refused-insert')];
+    const adaKey = await other.create(ada);
+    meddle = (db, command) => {
+      if (db === 'refused-insert' && 'insert' in command)
+        command.documents = command.documents.map((document: { _id: string }) =>
+          document._id === subjectName(bob) ? refused() : document,
+        );
+    };
+    // Ada's duplicate key alone would be taken from the store: bob's refusal is not.
+    const failure = store.createMany([ada, bob]);
+    await expect(failure).rejects.toBeInstanceOf(MongoBulkWriteError);
+    await expect(failure).rejects.toMatchObject({
+      writeErrors: expect.arrayContaining([expect.objectContaining({ code: 121 })]),
+    });
+    meddle = () => {};
+    expect(await other.get(bob)).toBeNull();
+    // Once accepted, the key another instance made is taken.
+    const made = await store.createMany([ada, bob]);
+    expect(made.get(subjectName(ada))).toEqual({ state: 'active', key: adaKey });
+    expect(made.get(subjectName(bob))).toEqual(await other.get(bob));
+  });
+
+  it('names the keys reported as made before that it cannot find, never handing out one not stored', async () => {
+    const [store, other] = [open('lost'), open('lost')];
+    await other.create(ada);
+    // Duplicate keys, but of another index than the subject's: those keys exist nowhere.
+    await strayIds('lost', ['1', '2']);
+    const c2: DataSubject = { kind: 'customer', id: '2' };
+    await expect(store.createMany([ada, customer1, c2])).rejects.toThrow(
+      /^The data keys of customer-1, customer-2 were neither made nor found$/,
+    );
+    expect(await other.getMany([customer1, c2])).toEqual(new Map());
+  });
+
+  it('throws the error of an erasure refused, leaving the key', async () => {
+    const store = open('refused-update');
+    const key = await store.create(ada);
+    meddle = (db, command) => {
+      if (db === 'refused-update' && 'update' in command) command.updates = [refused()];
+    };
+    await expect(store.destroy(erasureOf(ada))).rejects.toMatchObject({ code: 121 });
+    meddle = () => {};
+    expect(await store.get(ada)).toEqual({ state: 'active', key });
+  });
+
+  it('names an erasure met by a duplicate key yet not found', async () => {
+    const store = open('lost-erasure');
+    await store.get(ada);
+    await strayIds('lost-erasure', ['1']);
+    await expect(store.destroy(erasureOf(customer1))).rejects.toThrow(
+      /^The erasure of customer-1 was neither made nor found$/,
+    );
+    expect(await store.get(customer1)).toBeNull();
+  });
+
+  it('throws the error of its secret check refused, and checks it once accepted', async () => {
+    const store = open('refused-check');
+    meddle = (db, command) => {
+      if (db === 'refused-check' && command.documents?.[0]?._id === '#secret-check')
+        command.documents = [refused()];
+    };
+    await expect(store.get(ada)).rejects.toMatchObject({ code: 121 });
+    meddle = () => {};
+    expect(await store.get(ada)).toBeNull();
+    await expect(open('refused-check', OTHER_SECRET).get(ada)).rejects.toThrow(ConfigError);
   });
 });
