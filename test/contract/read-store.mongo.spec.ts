@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { position } from '@chronicle/event-store';
 import { CustomerDocument, DocumentChange, UserDocument } from '@chronicle/read-models';
 import { MongoReadStore } from '@chronicle/read-models/mongo';
-import { Long, MongoClient } from 'mongodb';
+import { Db, Long, MongoClient } from 'mongodb';
 
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 import { describeReadStoreContract } from './read-store.contract';
@@ -235,24 +235,72 @@ describe('MongoReadStore configuration', () => {
     }
   });
 
-  it('stores customer ids beyond int32 as integers', async () => {
-    const store = await MongoReadStore.connect(double.uri, { dbName: 'big_ids' });
+  /** A store on its own database, and a plain client to read what it wrote there. */
+  async function withStore(dbName: string, test: (store: MongoReadStore, db: Db) => Promise<void>) {
+    const store = await MongoReadStore.connect(double.uri, { dbName });
     const client = await MongoClient.connect(double.uri);
     try {
+      await test(store, client.db(dbName));
+    } finally {
+      await client.close();
+      await store.close();
+    }
+  }
+
+  it('stores customer ids beyond int32 as integers', async () => {
+    await withStore('big_ids', async (store, db) => {
       const id = 2 ** 40 + 1;
       await store.applyBatch([{ collection: 'customers', id, position: position(1), set: { name: 'Big' } }], {
         projection: 'main',
         position: position(1),
       });
-      const raw = await client.db('big_ids').collection('customers').findOne({}, { promoteLongs: false });
+      const raw = await db.collection('customers').findOne({}, { promoteLongs: false });
       expect(raw?._id).toBeInstanceOf(Long);
       expect((await store.listCustomers({ gt: 2 ** 40, offset: 0, limit: 10 })).items).toEqual([
         { id, name: 'Big' },
       ]);
-    } finally {
-      await client.close();
-      await store.close();
-    }
+    });
+  });
+
+  it('stores customer ids as int32 up to its bounds and as int64 beyond them, never as doubles', async () => {
+    await withStore('id_bounds', async (store, db) => {
+      const ids = [2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1];
+      await store.applyBatch(
+        ids.map((id, i) => ({
+          collection: 'customers',
+          id,
+          position: position(i + 1),
+          set: { name: `c${i}` },
+        })),
+        { projection: 'main', position: position(ids.length) },
+      );
+      const raw = await db.collection('customers').find({}, { promoteValues: false }).toArray();
+      const typeOf = (name: string) =>
+        (raw.find((doc) => doc.name?.toString() === name)?._id as { _bsontype?: string })?._bsontype;
+      expect(ids.map((_, i) => typeOf(`c${i}`))).toEqual(['Int32', 'Long', 'Int32', 'Long']);
+    });
+  });
+
+  it('keeps neither the id nor a value left undefined as a field of the document', async () => {
+    await withStore('fields_set', async (store, db) => {
+      const set = (at: number, fields: Partial<CustomerDocument>): DocumentChange => ({
+        collection: 'customers',
+        id: 7,
+        position: position(at),
+        set: { id: 7, ...fields },
+      });
+      await store.applyBatch([set(1, { name: 'Ada', email: 'a@example.com' })], {
+        projection: 'main',
+        position: position(1),
+      });
+      await store.applyBatch([set(2, { name: undefined, email: 'b@example.com' })], {
+        projection: 'main',
+        position: position(2),
+      });
+      const raw = await db.collection('customers').findOne({ _id: 7 as never });
+      expect(raw).not.toHaveProperty('id');
+      expect(raw).toMatchObject({ name: 'Ada', email: 'b@example.com' });
+    });
   });
 });
 
