@@ -83,12 +83,22 @@ export class Collection {
   private readonly places = new Map<string, number>();
   private nextPlace = 0;
   private readonly indexList: Index[];
+  /** Every document inserted or updated must match it, as the server's query-operator validator. */
+  private validator?: Query;
 
   constructor(
     public namespace: string,
     readonly options: Document = {},
   ) {
     this.indexList = [new Index(ID_INDEX)];
+  }
+
+  /** `create`'s or `collMod`'s validator; an empty one removes it. Documents stored are not checked. */
+  setValidator(validator: Document): void {
+    const empty = Object.keys(validator).length === 0;
+    if (empty) delete this.options.validator;
+    else this.options.validator = validator;
+    this.validator = empty ? undefined : new Query(toView(validator) as Document);
   }
 
   get size(): number {
@@ -125,16 +135,18 @@ export class Collection {
     return found.sort((a, b) => this.placeOf(a) - this.placeOf(b));
   }
 
-  insert(doc: StoredDocument): Entry {
+  insert(doc: StoredDocument, bypassValidation = false): Entry {
     const withId = '_id' in doc ? doc : { _id: new ObjectId(), ...doc };
     const entry = entryOf(withId);
+    this.validate(entry, bypassValidation);
     this.checkUnique(entry, undefined);
     this.store(entry, undefined);
     return entry;
   }
 
-  replace(previous: Entry, doc: StoredDocument): Entry {
+  replace(previous: Entry, doc: StoredDocument, bypassValidation = false): Entry {
     const entry = entryOf(doc);
+    this.validate(entry, bypassValidation);
     this.checkUnique(entry, previous);
     this.store(entry, previous);
     return entry;
@@ -195,6 +207,13 @@ export class Collection {
     const at = this.indexList.findIndex((index) => index.spec.name === name);
     if (at < 0) throw new CommandError(27, 'IndexNotFound', `index not found with name [${name}]`);
     this.indexList.splice(at, 1);
+  }
+
+  private validate(entry: Entry, bypass: boolean): void {
+    if (bypass || !this.validator || this.validator.test(entry.view)) return;
+    throw new CommandError(121, 'DocumentValidationFailure', 'Document failed validation', {
+      errInfo: { failingDocumentId: entry.doc._id },
+    });
   }
 
   private checkUnique(entry: Entry, previous: Entry | undefined): void {

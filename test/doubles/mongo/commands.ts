@@ -118,6 +118,7 @@ export class MongoState {
     update: (c) => this.update(c),
     delete: (c) => this.delete(c),
     create: (c) => this.create(c),
+    collMod: (c) => this.collMod(c),
     createIndexes: (c) => this.createIndexes(c),
     listIndexes: (c) => this.listIndexes(c),
     dropIndexes: (c) => this.dropIndexes(c),
@@ -359,12 +360,13 @@ export class MongoState {
   private insert({ db, command }: CommandContext): Document {
     rejectUnknownOptions(command, ['documents', 'ordered', 'bypassDocumentValidation']);
     const { collection } = this.ensure(db, stringArg(command, 'insert'));
+    const bypass = command.bypassDocumentValidation === true;
     const ordered = command.ordered !== false;
     const writeErrors: Document[] = [];
     let n = 0;
     for (const [index, doc] of ((command.documents as StoredDocument[]) ?? []).entries()) {
       try {
-        collection.insert(idFirst(doc));
+        collection.insert(idFirst(doc), bypass);
         n++;
       } catch (error) {
         if (!(error instanceof CommandError)) throw error;
@@ -379,6 +381,7 @@ export class MongoState {
     rejectUnknownOptions(command, ['updates', 'ordered', 'bypassDocumentValidation', 'let']);
     if (command.let !== undefined) throw notModelled("the update option 'let'");
     const name = stringArg(command, 'update');
+    const bypass = command.bypassDocumentValidation === true;
     const ordered = command.ordered !== false;
     const writeErrors: Document[] = [];
     const upserted: Document[] = [];
@@ -404,13 +407,13 @@ export class MongoState {
             const next = applyUpdate(entry.doc, update, false);
             n++;
             if (!sameDocument(next, entry.doc)) {
-              collection.replace(entry, next);
+              collection.replace(entry, next, bypass);
               nModified++;
             }
           }
         } else if (statement.upsert === true) {
           const doc = applyUpdate(seedFromFilter(filter), update, true);
-          const inserted = this.ensure(db, name).collection.insert(doc);
+          const inserted = this.ensure(db, name).collection.insert(doc, bypass);
           upserted.push({ index, _id: inserted.doc._id });
           n++;
         }
@@ -453,9 +456,21 @@ export class MongoState {
   }
 
   private create({ db, command }: CommandContext): Document {
-    rejectUnknownOptions(command, []);
+    rejectUnknownOptions(command, ['validator']);
     const name = stringArg(command, 'create');
-    if (!this.ensure(db, name).created) throw namespaceExists(`Collection ${db}.${name} already exists.`);
+    const { collection, created } = this.ensure(db, name);
+    if (!created) throw namespaceExists(`Collection ${db}.${name} already exists.`);
+    if (command.validator !== undefined) collection.setValidator(command.validator as Document);
+    return { ok: 1 };
+  }
+
+  /** Only a validator change (a query-operator one); `validationLevel` and `validationAction` stay their defaults. */
+  private collMod({ db, command }: CommandContext): Document {
+    rejectUnknownOptions(command, ['validator']);
+    const name = stringArg(command, 'collMod');
+    const collection = this.existing(db, name);
+    if (!collection) throw namespaceNotFound(`ns does not exist: ${db}.${name}`);
+    if (command.validator !== undefined) collection.setValidator(command.validator as Document);
     return { ok: 1 };
   }
 

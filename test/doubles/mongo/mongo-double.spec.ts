@@ -1,6 +1,7 @@
 import { Double, Int32, Long, MongoBulkWriteError, MongoClient, MongoServerError, ObjectId } from 'mongodb';
 
 import { Collection } from './collection';
+import { CommandError } from './errors';
 import { MongoDouble, startMongoDouble } from './mongo-double';
 
 describe('MongoDB wire-protocol double, through the mongodb driver', () => {
@@ -402,6 +403,73 @@ describe('MongoDB wire-protocol double, through the mongodb driver', () => {
       } finally {
         await session.endSession();
       }
+    });
+  });
+
+  describe('validators', () => {
+    it('refuses an insert, update or upsert whose document fails the validator, as a write error, unless bypassed', async () => {
+      const db = freshDb();
+      await db.createCollection('items', { validator: { n: { $gte: 0 } } });
+      const items = db.collection<{ _id: number; n: number }>('items');
+      await items.insertOne({ _id: 1, n: 1 });
+
+      const failed = { code: 121, errInfo: { failingDocumentId: 2 } };
+      await expect(items.insertOne({ _id: 2, n: -1 })).rejects.toMatchObject(failed);
+      await expect(items.updateOne({ _id: 1 }, { $set: { n: -1 } })).rejects.toMatchObject({ code: 121 });
+      await expect(items.updateOne({ _id: 2 }, { $set: { n: -1 } }, { upsert: true })).rejects.toMatchObject(
+        failed,
+      );
+      // Unordered: the others of the batch are written.
+      const batch = items.insertMany(
+        [
+          { _id: 3, n: 3 },
+          { _id: 4, n: -4 },
+          { _id: 5, n: 5 },
+        ],
+        { ordered: false },
+      );
+      await expect(batch).rejects.toBeInstanceOf(MongoBulkWriteError);
+      await expect(batch).rejects.toMatchObject({
+        writeErrors: [expect.objectContaining({ index: 1, code: 121 })],
+      });
+      await items.insertOne({ _id: 6, n: -6 }, { bypassDocumentValidation: true });
+      expect((await items.find({}).toArray()).map((doc) => doc._id)).toEqual([1, 3, 5, 6]);
+    });
+
+    it('takes a new validator, or none, from collMod, without checking the documents already stored', async () => {
+      const db = freshDb();
+      const items = db.collection<{ _id: number; n: number }>('items');
+      await items.insertOne({ _id: 1, n: -1 });
+      await db.command({ collMod: 'items', validator: { n: { $gte: 0 } } });
+      expect((await db.listCollections({ name: 'items' }).toArray())[0].options).toEqual({
+        validator: { n: { $gte: 0 } },
+      });
+      await expect(items.insertOne({ _id: 2, n: -2 })).rejects.toMatchObject({ code: 121 });
+      await db.command({ collMod: 'items', validator: {} });
+      await items.insertOne({ _id: 2, n: -2 });
+      expect(await items.countDocuments()).toBe(2);
+      await expect(db.command({ collMod: 'missing', validator: {} })).rejects.toMatchObject({ code: 26 });
+    });
+  });
+
+  describe('planned faults', () => {
+    it('answers the next matching commands with the planned error, without running them, then runs them again', async () => {
+      const items = freshDb().collection('items');
+      const refused = new CommandError(121, 'DocumentValidationFailure', 'Document failed validation');
+      await items.insertOne({ _id: 1 } as never);
+      double.failCommands(2, (_db, command) => command.insert === 'items', refused);
+      expect(double.plannedFaults()).toBe(2);
+      for (const _id of [2, 3]) {
+        await expect(items.insertOne({ _id } as never)).rejects.toMatchObject({
+          code: 121,
+          codeName: 'DocumentValidationFailure',
+        });
+      }
+      // Other commands, reads of the same collection among them, are not matched.
+      expect(await items.find({}).toArray()).toEqual([{ _id: 1 }]);
+      expect(double.plannedFaults()).toBe(0);
+      await expect(items.insertOne({ _id: 4 } as never)).resolves.toMatchObject({ insertedId: 4 });
+      expect(await items.find({}).toArray()).toEqual([{ _id: 1 }, { _id: 4 }]);
     });
   });
 });

@@ -3,13 +3,23 @@ import { AddressInfo, createServer, Server, Socket } from 'node:net';
 import { Document } from 'bson';
 
 import { MongoState } from './commands';
+import { CommandError } from './errors';
 import { decodeRequest, encodeOpMsg, encodeOpReply, MessageReader, OP_QUERY } from './wire';
 
 export interface MongoDouble {
   /** A connection string for the `mongodb` driver; `directConnection` makes it a standalone. */
   uri: string;
+  /**
+   * The next `count` commands that `matches` picks are answered with `error`, as the server
+   * answers a refusal (a validator, a lost primary, a killed cursor), without being run.
+   */
+  failCommands(count: number, matches: CommandMatcher, error: CommandError): void;
+  /** How many planned faults no command has met yet: a test checks it is 0, so no plan misses. */
+  plannedFaults(): number;
   stop(): Promise<void>;
 }
+
+export type CommandMatcher = (db: string, command: Document) => boolean;
 
 /**
  * Starts a MongoDB wire-protocol double on a free local port: a standalone server holding its
@@ -25,6 +35,7 @@ export async function startMongoDouble(options: MongoDoubleOptions = {}): Promis
   const state = new MongoState();
   const sockets = new Set<Socket>();
   let connections = 0;
+  const planned: Array<{ matches: CommandMatcher; error: CommandError }> = [];
 
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -46,7 +57,11 @@ export async function startMongoDouble(options: MongoDoubleOptions = {}): Promis
             db = String(request.command.$db);
           }
           options.onCommand?.(db, request.command);
-          const reply = state.run({ db, command: request.command, connectionId });
+          const fault = planned.findIndex((plan) => plan.matches(db, request.command));
+          const reply =
+            fault === -1
+              ? state.run({ db, command: request.command, connectionId })
+              : planned.splice(fault, 1)[0].error.toReply();
           if (request.moreToCome) continue;
           socket.write(
             request.opCode === OP_QUERY
@@ -71,6 +86,10 @@ export async function startMongoDouble(options: MongoDoubleOptions = {}): Promis
 
   return {
     uri: `mongodb://127.0.0.1:${port}/?directConnection=true`,
+    failCommands: (count, matches, error) => {
+      for (let i = 0; i < count; i++) planned.push({ matches, error });
+    },
+    plannedFaults: () => planned.length,
     stop: () =>
       new Promise<void>((resolve, reject) => {
         for (const socket of sockets) socket.destroy();
