@@ -13,6 +13,7 @@ import {
 } from '@chronicle/read-models';
 import { MongoReadStore, MongoRebuildTarget } from '@chronicle/read-models/mongo';
 import { MongoClient } from 'mongodb';
+import { CommandError } from '../doubles/mongo/errors';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 
 // The rebuild's swap on MongoDB (issue 18): a promotion interrupted at any step is finished by the
@@ -62,6 +63,7 @@ describe('MongoDB rebuild swap on the wire-protocol double', () => {
   afterEach(async () => {
     crashOn = null;
     await Promise.allSettled(stores.splice(0).map((store) => store.close()));
+    expect(double.plannedFaults()).toBe(0);
   });
 
   async function open(collectionPrefix?: string): Promise<MongoReadStore> {
@@ -85,6 +87,9 @@ describe('MongoDB rebuild swap on the wire-protocol double', () => {
     });
     return { live, rebuilt };
   }
+
+  const renaming = (suffix: string) => (_db: string, command: Document) =>
+    String(command.renameCollection ?? '').endsWith(suffix);
 
   async function names(store: MongoReadStore): Promise<string[]> {
     const page = await store.listCustomers({ offset: 0, limit: 10 });
@@ -170,6 +175,66 @@ describe('MongoDB rebuild swap on the wire-protocol double', () => {
 
     await expect(rebuilt.drop()).resolves.toBeUndefined();
     expect(await collections()).toEqual(['checkpoints', 'customers', 'promotions', 'users']);
+  });
+
+  it('promotes only the collections it is asked to, dropping the generation’s others', async () => {
+    const { live, rebuilt } = await liveAndRebuilt();
+
+    await rebuilt.promote(['customers']);
+
+    expect(await names(live)).toEqual(['New', 'New', 'Old']);
+    expect(await collections()).toEqual(['checkpoints', 'customers', 'promotions', 'users']);
+  });
+
+  it('promotes a generation into a database that has no live collections yet', async () => {
+    const rebuilt = await open('rebuild_x_');
+    await rebuilt.applyBatch([customer(1, 'New'), user('u-1', 'New')], {
+      projection: 'p',
+      position: position(100),
+    });
+
+    await rebuilt.promote();
+
+    expect(await names(await open())).toEqual(['New', 'New']);
+  });
+
+  it('keeps the journal when a rename is refused, for the next connect to finish', async () => {
+    const { rebuilt } = await liveAndRebuilt();
+    double.failCommands(
+      1,
+      renaming('.rebuild_x_customers'),
+      new CommandError(13, 'Unauthorized', 'not authorized'),
+    );
+    await expect(rebuilt.promote()).rejects.toMatchObject({ code: 13 });
+    expect(await client.db(dbName).collection('promotions').countDocuments()).toBe(1);
+
+    expect(await names(await open())).toEqual(['New', 'New', 'New']);
+    expect(await client.db(dbName).collection('promotions').countDocuments()).toBe(0);
+  });
+
+  it('goes on past a rename another process finishing the same promotion did first', async () => {
+    const { live, rebuilt } = await liveAndRebuilt();
+    // What the server answers when the source is gone, renamed by the other process (the double,
+    // answering so, renames nothing: the users here stay the old ones).
+    double.failCommands(
+      1,
+      renaming('.rebuild_x_users'),
+      new CommandError(26, 'NamespaceNotFound', 'source not found'),
+    );
+    await rebuilt.promote();
+    expect(await names(live)).toEqual(['New', 'New', 'Old']);
+    expect(await client.db(dbName).collection('promotions').countDocuments()).toBe(0);
+  });
+
+  it('leaves a pending promotion to the live store: a generation that connects does not finish it', async () => {
+    const { rebuilt } = await liveAndRebuilt();
+    crashOn = renaming('.rebuild_x_customers');
+    await expect(rebuilt.promote()).rejects.toThrow();
+
+    await open('rebuild_y_');
+    expect(await client.db(dbName).collection('promotions').countDocuments()).toBe(1);
+    const reopened = await open();
+    expect(await names(reopened)).toEqual(['New', 'New', 'New']);
   });
 
   it('rebuilds after the event store was wiped, moving the projector’s checkpoint back into the log', async () => {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import { position } from '@chronicle/event-store';
+import { position, StoreReplacedError } from '@chronicle/event-store';
 import { CustomerDocument, DocumentChange, UserDocument } from '@chronicle/read-models';
 import { MongoReadStore } from '@chronicle/read-models/mongo';
 import { Db, Long, MongoClient } from 'mongodb';
 
+import { CommandError } from '../doubles/mongo/errors';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 import { describeReadStoreContract } from './read-store.contract';
 
@@ -301,6 +302,239 @@ describe('MongoReadStore configuration', () => {
       expect(raw).not.toHaveProperty('id');
       expect(raw).toMatchObject({ name: 'Ada', email: 'b@example.com' });
     });
+  });
+});
+
+describe('MongoReadStore: what it reads, the errors it meets, and its life', () => {
+  let double: MongoDouble;
+  let client: MongoClient;
+  let dbName: string;
+  const stores: MongoReadStore[] = [];
+  const open = async (options: { collectionPrefix?: string } = {}) => {
+    const store = await MongoReadStore.connect(double.uri, { dbName, ...options });
+    stores.push(store);
+    return store;
+  };
+  const db = () => client.db(dbName);
+  const customer = (id: number, at: number, name = `c${id}`): DocumentChange => ({
+    collection: 'customers',
+    id,
+    position: position(at),
+    set: { id, name },
+  });
+  const checkpoint = (at: number) => ({ projection: 'main', position: position(at) });
+  const collectionNames = async () =>
+    (await db().listCollections({}, { nameOnly: true }).toArray()).map((info) => info.name).sort();
+  /** A command on one of this test's collections (a getMore names its cursor first). */
+  const on = (name: string, collection?: string) => (database: string, command: Record<string, any>) =>
+    database === dbName &&
+    name in command &&
+    (collection === undefined || (name === 'getMore' ? command.collection : command[name]) === collection);
+  const killed = (code = 43) => new CommandError(code, 'CursorNotFound', 'cursor id 1 not found');
+  const unauthorized = () => new CommandError(13, 'Unauthorized', 'not authorized on this database');
+
+  beforeAll(async () => {
+    double = await startMongoDouble();
+    client = await MongoClient.connect(double.uri);
+  });
+  beforeEach(() => {
+    dbName = `life_${randomUUID().slice(0, 8)}`;
+  });
+  afterEach(async () => {
+    await Promise.allSettled(stores.splice(0).map((store) => store.close()));
+    // Every fault a test planned was met: none passed for want of its command.
+    expect(double.plannedFaults()).toBe(0);
+  });
+  afterAll(async () => {
+    await client.close();
+    await double.stop();
+  });
+
+  it('uses the chronicle database when neither the URI nor the options name one', async () => {
+    const store = await MongoReadStore.connect(double.uri);
+    stores.push(store);
+    await store.applyBatch([customer(1, 1)], checkpoint(1));
+    expect(await client.db('chronicle').collection('customers').countDocuments()).toBe(1);
+    await client.db('chronicle').dropDatabase();
+  });
+
+  it('writes no batch into a database wiped under it until its checkpoint is read again', async () => {
+    const store = await open();
+    await store.applyBatch([customer(1, 1)], checkpoint(1));
+    await db().dropDatabase();
+
+    await expect(store.applyBatch([customer(2, 2)], checkpoint(2))).rejects.toThrow(
+      new StoreReplacedError(
+        'The MongoDB read models were wiped or replaced since their checkpoint was read: reading it again',
+      ),
+    );
+    // Still refused: the wiped database has no generation, but neither has the store any longer.
+    await expect(store.applyBatch([customer(2, 2)], checkpoint(2))).rejects.toThrow(StoreReplacedError);
+    expect(await db().collection('customers').countDocuments()).toBe(0);
+
+    // Reading the checkpoint (none now, so a projector starts from the beginning) adopts a new one.
+    expect(await store.getCheckpoint('main')).toBeNull();
+    await store.applyBatch([customer(1, 1)], checkpoint(1));
+    expect(await store.getCheckpoint('main')).toEqual(position(1));
+  });
+
+  it('refuses a checkpoint that is not a position, naming it', async () => {
+    const store = await open();
+    await expect(
+      store.applyBatch([], { projection: 'main', position: { commit: -1n, prepare: 0n } }),
+    ).rejects.toThrow(new RangeError('checkpoint position must be two unsigned 64-bit integers'));
+  });
+
+  it('lists an empty page for a limit of 0, with the total', async () => {
+    const store = await open();
+    await store.applyBatch([customer(1, 1), customer(2, 2)], checkpoint(2));
+    expect(await store.listCustomers({ offset: 0, limit: 0 })).toEqual({ items: [], total: 2 });
+  });
+
+  it('writes every document of a batch when some of them refuse the merged write', async () => {
+    const store = await open();
+    await store.applyBatch([customer(1, 5, 'newer')], checkpoint(5));
+    // Customer 1 already holds a later change, so its merged write is refused; customer 2's is not.
+    await store.applyBatch([customer(1, 3, 'older'), customer(2, 6, 'two')], checkpoint(6));
+    expect((await store.listCustomers({ offset: 0, limit: 10 })).items).toEqual([
+      { id: 1, name: 'newer' },
+      { id: 2, name: 'two' },
+    ]);
+  });
+
+  it('reads each collection’s documents, in id order, with only the fields they hold', async () => {
+    const store = await open();
+    await store.applyBatch([customer(3, 1), customer(1, 2)], checkpoint(2));
+    await store.applyBatch([customer(2, 3)], checkpoint(3));
+    const user = { id: 'u-1', name: 'Ada', createdon: '2026-01-01T00:00:00.000Z' };
+    await store.applyBatch(
+      [{ collection: 'users', id: 'u-1', position: position(4), set: user }],
+      checkpoint(4),
+    );
+
+    const read = async <C extends 'customers' | 'users'>(collection: C) => {
+      const documents = [];
+      for await (const document of store.documents(collection)) documents.push(document);
+      return documents;
+    };
+    expect((await read('customers')).map((document) => document.id)).toEqual([1, 2, 3]);
+    // Exactly the fields set: none present as undefined.
+    expect(await read('users')).toStrictEqual([user]);
+    expect(await store.getUser('u-1')).toStrictEqual(user);
+  });
+
+  describe('a cursor the server kills', () => {
+    it('reads a page again once, and only for a killed cursor', async () => {
+      const store = await open();
+      await store.applyBatch([customer(1, 1)], checkpoint(1));
+      const page = { items: [{ id: 1, name: 'c1' }], total: 1 };
+
+      double.failCommands(1, on('find', 'customers'), killed());
+      expect(await store.listCustomers({ offset: 0, limit: 10 })).toEqual(page);
+      double.failCommands(1, on('find', 'users'), killed(237));
+      expect(await store.getUser('u-1')).toBeNull();
+
+      double.failCommands(2, on('find', 'customers'), killed());
+      await expect(store.listCustomers({ offset: 0, limit: 10 })).rejects.toMatchObject({ code: 43 });
+      double.failCommands(1, on('find', 'customers'), unauthorized());
+      await expect(store.listCustomers({ offset: 0, limit: 10 })).rejects.toMatchObject({ code: 13 });
+    });
+
+    it('goes on with a scan after the last document it read, once, and only for a killed cursor', async () => {
+      const store = await open();
+      // More than the first batch (101 documents), so that the scan needs a getMore.
+      await store.applyBatch(
+        Array.from({ length: 150 }, (_, i) => customer(i + 1, i + 1)),
+        checkpoint(150),
+      );
+      const ids = async () => {
+        const read: number[] = [];
+        for await (const document of store.documents('customers')) read.push(document.id);
+        return read;
+      };
+      const all = Array.from({ length: 150 }, (_, i) => i + 1);
+
+      double.failCommands(1, on('getMore', 'customers'), killed(175));
+      expect(await ids()).toEqual(all);
+
+      // Killed again, in the find that reopens the scan (the one with a lower bound).
+      double.failCommands(1, on('getMore', 'customers'), killed(175));
+      double.failCommands(
+        1,
+        (database, command) =>
+          on('find', 'customers')(database, command) && command.filter?._id !== undefined,
+        killed(),
+      );
+      await expect(ids()).rejects.toMatchObject({ code: 43 });
+
+      double.failCommands(1, on('getMore', 'customers'), unauthorized());
+      await expect(ids()).rejects.toMatchObject({ code: 13 });
+    });
+  });
+
+  describe('its collections', () => {
+    it('takes a collection another process created first, and fails on any other refusal', async () => {
+      double.failCommands(1, on('create', 'customers'), new CommandError(48, 'NamespaceExists', 'exists'));
+      await open();
+      expect(await collectionNames()).toEqual(['checkpoints', 'users']);
+
+      dbName = `life_${randomUUID().slice(0, 8)}`;
+      double.failCommands(1, on('create', 'users'), unauthorized());
+      await expect(MongoReadStore.connect(double.uri, { dbName })).rejects.toMatchObject({ code: 13 });
+    });
+
+    it('promotes and drops only a prefixed generation', async () => {
+      const live = await open();
+      const refusal = new Error('Only a prefixed generation can be promoted or dropped');
+      await expect(live.promote()).rejects.toThrow(refusal);
+      await expect(live.drop()).rejects.toThrow(refusal);
+      expect(await collectionNames()).toEqual(['checkpoints', 'customers', 'users']);
+    });
+
+    it('drops all of its own collections and none of the live ones, then is closed', async () => {
+      await open();
+      const scratch = await open({ collectionPrefix: 'scratch_' });
+      await scratch.applyBatch([customer(1, 1)], checkpoint(1));
+      await scratch.drop();
+      expect(await collectionNames()).toEqual(['checkpoints', 'customers', 'users']);
+      await expect(scratch.listCustomers({ offset: 0, limit: 1 })).rejects.toThrow(
+        'The read store is closed',
+      );
+    });
+
+    it('drops a generation even when one of its collections is already gone, and fails on any other refusal', async () => {
+      const scratch = await open({ collectionPrefix: 'scratch_' });
+      double.failCommands(
+        1,
+        on('drop', 'scratch_users'),
+        new CommandError(26, 'NamespaceNotFound', 'ns not found'),
+      );
+      await scratch.drop();
+      expect(await collectionNames()).toEqual(['scratch_users']);
+
+      const other = await open({ collectionPrefix: 'other_' });
+      double.failCommands(1, on('drop', 'other_users'), unauthorized());
+      await expect(other.drop()).rejects.toMatchObject({ code: 13 });
+    });
+  });
+
+  it('refuses everything once closed, but a drop, which has nothing left to do', async () => {
+    const store = await open();
+    await store.close();
+    const closed = new Error('The read store is closed');
+    await expect(store.ping()).rejects.toThrow(closed);
+    await expect(store.applyBatch([customer(1, 1)], checkpoint(1))).rejects.toThrow(closed);
+    await expect(store.getCheckpoint('main')).rejects.toThrow(closed);
+    await expect(store.listCustomers({ offset: 0, limit: 1 })).rejects.toThrow(closed);
+    await expect(store.listUsers({ offset: 0, limit: 1 })).rejects.toThrow(closed);
+    await expect(store.getUser('u-1')).rejects.toThrow(closed);
+    await expect(store.documents('users').next()).rejects.toThrow(closed);
+    await expect(store.drop()).resolves.toBeUndefined();
+  });
+
+  it('answers a ping while open', async () => {
+    const store = await open();
+    await expect(store.ping()).resolves.toBeUndefined();
   });
 });
 
