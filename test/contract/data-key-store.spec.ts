@@ -14,7 +14,6 @@ import {
   subjectName,
 } from '@chronicle/event-store';
 import { MongoDataKeyStore } from '@chronicle/event-store/mongo';
-import { CommandError } from '../doubles/mongo/errors';
 import { MongoDouble, startMongoDouble } from '../doubles/mongo/mongo-double';
 import { spawnDataKeyWorker } from './support/spawn-data-key-worker';
 
@@ -526,19 +525,12 @@ describe('MongoDB data key store, its collection and the writes it meets', () =>
     stores.push(store);
     return store;
   };
-  /** A write the server refuses, as a validator would: its write error is not a duplicate key. */
-  const refused = () =>
-    new Proxy(
-      {},
-      {
-        get: () => {
-          throw new CommandError(121, 'DocumentValidationFailure', 'Document failed validation');
-        },
-        has: () => {
-          throw new CommandError(121, 'DocumentValidationFailure', 'Document failed validation');
-        },
-      },
-    );
+  /**
+   * The server refuses, with a write error that is not a duplicate key (121), every key document
+   * that `validator` does not match; `{}` lifts it.
+   */
+  const validate = (database: string, validator: Record<string, unknown>) =>
+    client.db(database).command({ collMod: 'data_keys', validator });
   /** A unique index on `id` holding `ids`: a duplicate key that no subject's key causes. */
   const strayIds = async (database: string, ids: string[]) => {
     const keys = client.db(database).collection<{ _id: string }>('data_keys');
@@ -634,19 +626,14 @@ describe('MongoDB data key store, its collection and the writes it meets', () =>
   it('throws the write error of a key refused beside one made by another instance, making no key of it', async () => {
     const [store, other] = [open('refused-insert'), open('refused-insert')];
     const adaKey = await other.create(ada);
-    meddle = (db, command) => {
-      if (db === 'refused-insert' && 'insert' in command)
-        command.documents = command.documents.map((document: { _id: string }) =>
-          document._id === subjectName(bob) ? refused() : document,
-        );
-    };
+    await validate('refused-insert', { _id: { $ne: subjectName(bob) } });
     // Ada's duplicate key alone would be taken from the store: bob's refusal is not.
     const failure = store.createMany([ada, bob]);
     await expect(failure).rejects.toBeInstanceOf(MongoBulkWriteError);
     await expect(failure).rejects.toMatchObject({
       writeErrors: expect.arrayContaining([expect.objectContaining({ code: 121 })]),
     });
-    meddle = () => {};
+    await validate('refused-insert', {});
     expect(await other.get(bob)).toBeNull();
     // Once accepted, the key another instance made is taken.
     const made = await store.createMany([ada, bob]);
@@ -669,11 +656,9 @@ describe('MongoDB data key store, its collection and the writes it meets', () =>
   it('throws the error of an erasure refused, leaving the key', async () => {
     const store = open('refused-update');
     const key = await store.create(ada);
-    meddle = (db, command) => {
-      if (db === 'refused-update' && 'update' in command) command.updates = [refused()];
-    };
+    await validate('refused-update', { destroyedAt: { $exists: false } });
     await expect(store.destroy(erasureOf(ada))).rejects.toMatchObject({ code: 121 });
-    meddle = () => {};
+    await validate('refused-update', {});
     expect(await store.get(ada)).toEqual({ state: 'active', key });
   });
 
@@ -689,12 +674,10 @@ describe('MongoDB data key store, its collection and the writes it meets', () =>
 
   it('throws the error of its secret check refused, and checks it once accepted', async () => {
     const store = open('refused-check');
-    meddle = (db, command) => {
-      if (db === 'refused-check' && command.documents?.[0]?._id === '#secret-check')
-        command.documents = [refused()];
-    };
+    await client.db('refused-check').createCollection('data_keys');
+    await validate('refused-check', { _id: { $ne: '#secret-check' } });
     await expect(store.get(ada)).rejects.toMatchObject({ code: 121 });
-    meddle = () => {};
+    await validate('refused-check', {});
     expect(await store.get(ada)).toBeNull();
     await expect(open('refused-check', OTHER_SECRET).get(ada)).rejects.toThrow(ConfigError);
   });

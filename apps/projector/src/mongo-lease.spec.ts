@@ -137,25 +137,28 @@ describe('MongoLease', () => {
 
   it('loses a race for a free lease to the contender that inserted first, naming it', async () => {
     // Between b's look (nothing there) and its insert, a takes the lease.
-    const racing = withBefore(leases, 'insertOne', () => lease('a').tryAcquire());
-    const b = new MongoLease(racing, { name: 'projector', ttlMs: TTL, owner: 'b', now: () => clock });
+    const insert = leases.insertOne.bind(leases);
+    jest.spyOn(leases, 'insertOne').mockImplementationOnce(async (...args) => {
+      await lease('a').tryAcquire();
+      return insert(...args);
+    });
+    const b = lease('b');
     expect(await b.tryAcquire()).toEqual({ acquired: false, holder: 'a' });
     expect(b.heldForMs).toBe(0);
   });
 
   it('says "another process" when the lease it lost a race for is gone again', async () => {
-    const racing = withBefore(leases, 'insertOne', async () => {
+    const insert = leases.insertOne.bind(leases);
+    jest.spyOn(leases, 'insertOne').mockImplementationOnce(async (...args) => {
       await lease('a').tryAcquire();
-      // Its holder's findOne in the duplicate-key path sees none: deleted meanwhile.
-      const realFind = racing.findOne.bind(racing);
-      racing.findOne = async () => {
-        racing.findOne = realFind;
+      // The look for its holder, in the duplicate-key path, finds none: deleted meanwhile.
+      jest.spyOn(leases, 'findOne').mockImplementationOnce(async () => {
         await leases.deleteOne({ _id: 'projector' });
         return null;
-      };
+      });
+      return insert(...args);
     });
-    const b = new MongoLease(racing, { name: 'projector', ttlMs: TTL, owner: 'b', now: () => clock });
-    expect(await b.tryAcquire()).toEqual({ acquired: false, holder: 'another process' });
+    expect(await lease('b').tryAcquire()).toEqual({ acquired: false, holder: 'another process' });
   });
 
   it('passes on any failure of its insert but a duplicate key, instead of reading it as a lost race', async () => {
@@ -163,11 +166,8 @@ describe('MongoLease', () => {
       new Error('connection reset'),
       new MongoServerError({ message: 'Document failed validation', code: 121 }),
     ]) {
-      const failing = Object.create(leases) as Collection<LeaseRecord>;
-      failing.insertOne = () => Promise.reject(failure);
-      await expect(
-        new MongoLease(failing, { name: 'projector', ttlMs: TTL, owner: 'b', now: () => clock }).tryAcquire(),
-      ).rejects.toBe(failure);
+      jest.spyOn(leases, 'insertOne').mockRejectedValueOnce(failure);
+      await expect(lease('b').tryAcquire()).rejects.toBe(failure);
     }
   });
 
@@ -186,22 +186,3 @@ describe('MongoLease', () => {
     expect(new MongoLease(leases, { name: 'projector', ttlMs: TTL }).owner).toMatch(/^.+:\d+:[0-9a-f]{8}$/);
   });
 });
-
-/** The collection, with `before` run once ahead of the first call of `method`. */
-function withBefore(
-  collection: Collection<LeaseRecord>,
-  method: 'insertOne' | 'updateOne',
-  before: () => Promise<unknown>,
-): Collection<LeaseRecord> {
-  const staged = Object.create(collection) as Collection<LeaseRecord>;
-  const real = collection[method].bind(collection) as (...args: unknown[]) => Promise<unknown>;
-  let ran = false;
-  staged[method] = (async (...args: unknown[]) => {
-    if (!ran) {
-      ran = true;
-      await before();
-    }
-    return real(...args);
-  }) as never;
-  return staged;
-}
