@@ -441,9 +441,11 @@ describe('MongoDB wire-protocol double, through the mongodb driver', () => {
       const items = db.collection<{ _id: number; n: number }>('items');
       await items.insertOne({ _id: 1, n: -1 });
       await db.command({ collMod: 'items', validator: { n: { $gte: 0 } } });
-      expect((await db.listCollections({ name: 'items' }).toArray())[0].options).toEqual({
-        validator: { n: { $gte: 0 } },
-      });
+      expect((await db.listCollections({ name: 'items' }, { nameOnly: false }).toArray())[0].options).toEqual(
+        {
+          validator: { n: { $gte: 0 } },
+        },
+      );
       await expect(items.insertOne({ _id: 2, n: -2 })).rejects.toMatchObject({ code: 121 });
       await db.command({ collMod: 'items', validator: {} });
       await items.insertOne({ _id: 2, n: -2 });

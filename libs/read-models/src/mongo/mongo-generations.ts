@@ -69,7 +69,8 @@ export async function finishPendingPromotion(db: Db): Promise<void> {
 /**
  * The steps of a journalled promotion, each skipped once done, so that running them again
  * finishes an interrupted one: per collection, copy the live indexes to the new generation and
- * rename it over the live one; then drop the generation's checkpoints and the journal entry.
+ * rename it over the live one; then drop the generation's checkpoints and the journal entry. (The
+ * driver takes a missing collection as dropped, also from servers before 7.0, which refuse it.)
  */
 async function finishPromotion(
   db: Db,
@@ -81,7 +82,7 @@ async function finishPromotion(
     const generation = `${prefix}${name}`;
     if (!existing.has(generation)) continue;
     if (!collections.includes(name)) {
-      await dropIfExists(db, generation);
+      await db.dropCollection(generation);
       continue;
     }
     if (existing.has(name)) await copyIndexes(db.collection(name), db.collection(generation));
@@ -92,7 +93,7 @@ async function finishPromotion(
       if (!(error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND)) throw error;
     }
   }
-  await dropIfExists(db, `${prefix}checkpoints`);
+  await db.dropCollection(`${prefix}checkpoints`);
   await db.collection<PromotionRecord>(PROMOTIONS).deleteOne({ _id: PROMOTION_ID, prefix });
 }
 
@@ -102,14 +103,5 @@ async function copyIndexes(from: Collection, to: Collection): Promise<void> {
     if (index.name === '_id_') continue;
     const { key, v: _version, ns: _namespace, ...options } = index;
     await to.createIndex(key, options);
-  }
-}
-
-/** Servers before 7.0 refuse to drop a missing collection. */
-export async function dropIfExists(db: Db, name: string): Promise<void> {
-  try {
-    await db.dropCollection(name);
-  } catch (error) {
-    if (!(error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND)) throw error;
   }
 }

@@ -40,7 +40,6 @@ import {
   adoptGeneration,
   CheckpointRecord,
   DOCUMENT_COLLECTIONS,
-  dropIfExists,
   finishPendingPromotion,
   generationOf,
   promoteGeneration,
@@ -261,7 +260,7 @@ export class MongoReadStore extends ReadStore {
   async drop(): Promise<void> {
     if (this.closed) return;
     this.assertPrefixed();
-    for (const name of COLLECTIONS) await dropIfExists(this.db, `${this.prefix}${name}`);
+    for (const name of COLLECTIONS) await this.db.dropCollection(`${this.prefix}${name}`);
     await this.close();
   }
 
