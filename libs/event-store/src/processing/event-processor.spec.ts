@@ -223,6 +223,17 @@ function tracked<T>(promise: Promise<T>): { settled: boolean; value?: T; error?:
   return state;
 }
 
+/**
+ * `promise`, awaited within `until`'s ceiling of turns: a start() or stop() that a change keeps
+ * from settling fails its test at once, rather than hanging it (and the teardown) until the runner
+ * gives up.
+ */
+async function settled<T>(promise: Promise<T>, what: string): Promise<T> {
+  const state = tracked(promise);
+  await until(() => state.settled, what);
+  return promise;
+}
+
 describe('EventProcessor', () => {
   let store: ScriptedEventStore;
   let handler: RecordingHandler;
@@ -241,7 +252,7 @@ describe('EventProcessor', () => {
 
   afterEach(async () => {
     for (const subscription of store.subscriptions) subscription.closeGate = Promise.resolve();
-    await Promise.all(processors.map((p) => p.stop()));
+    await settled(Promise.all(processors.map((p) => p.stop())), 'the processors to stop');
     await parking.close();
     jest.useRealTimers();
   });
@@ -263,7 +274,7 @@ describe('EventProcessor', () => {
   async function live(options: Partial<EventProcessorOptions> = {}): Promise<EventProcessor> {
     store.scripts.push([caughtUp]);
     const p = processor(options);
-    await p.start();
+    await settled(p.start(), 'the start');
     return p;
   }
 
@@ -321,8 +332,8 @@ describe('EventProcessor', () => {
 
     it('never starts once stopped, and stops again harmlessly', async () => {
       const p = processor();
-      await p.stop();
-      await p.stop();
+      await settled(p.stop(), 'the stop');
+      await settled(p.stop(), 'the stop');
       expect(() => p.start()).toThrow('An event processor starts once');
       expect(store.subscriptions).toHaveLength(0);
     });
@@ -331,7 +342,7 @@ describe('EventProcessor', () => {
       const p = processor();
       const start = started(p);
       await until(() => store.subscriptions.length === 1, 'the subscription');
-      await p.stop();
+      await settled(p.stop(), 'the stop');
       await until(() => start.settled);
       expect(start.error).toEqual(new Error('The tested processor stopped before catching up'));
       expect(store.subscriptions[0].closeCalls).toBeGreaterThan(0);
@@ -342,14 +353,14 @@ describe('EventProcessor', () => {
     it('says so when closing the subscription fails, and stops all the same', async () => {
       const p = await live();
       store.subscriptions[0].closeError = new Error('socket gone');
-      await p.stop();
+      await settled(p.stop(), 'the stop');
       expect(logger.warnings).toEqual(['Closing the subscription failed: socket gone']);
     });
 
     it('touches the handler no more once stop() is called, dropping the events gathered but not handled', async () => {
       const p = await live();
       store.subscriptions[0].push(event(1), event(2));
-      await p.stop();
+      await settled(p.stop(), 'the stop');
       await settle();
       expect(handler.attempts).toEqual([]);
       expect(handler.commits).toEqual([]);
@@ -401,7 +412,7 @@ describe('EventProcessor', () => {
       const p = processor();
       expect(p.position).toBeNull();
       expect(p.isCaughtUp).toBe(false);
-      await p.start();
+      await settled(p.start(), 'the start');
       expect(handler.handled).toEqual(['1', '2', '3']);
       expect(handler.commits).toEqual(['3']);
       expect(p.position).toEqual(position(3));
@@ -411,14 +422,14 @@ describe('EventProcessor', () => {
 
     it('commits every batchSize events', async () => {
       store.scripts.push([event(1), event(2), event(3), event(4), event(5), caughtUp]);
-      await processor({ batchSize: 2 }).start();
+      await settled(processor({ batchSize: 2 }).start(), 'the start');
       expect(handler.commits).toEqual(['2', '4', '5']);
     });
 
     it('commits a live event at the next turn', async () => {
       store.scripts.push([event(1), caughtUp]);
       const p = processor();
-      await p.start();
+      await settled(p.start(), 'the start');
       store.subscriptions[0].push(event(2));
       await until(() => handler.commits.length === 2, 'the commit');
       expect(p.position).toEqual(position(2));
@@ -439,14 +450,14 @@ describe('EventProcessor', () => {
     it('skips the events at or before the last one taken in, which a server may send again', async () => {
       handler.checkpoint = position(5);
       store.scripts.push([event(4), event(5), event(6), event(6), event(5), event(7), caughtUp]);
-      await processor().start();
+      await settled(processor().start(), 'the start');
       expect(handler.handled).toEqual(['6', '7']);
       expect(handler.commits).toEqual(['7']);
     });
 
     it("commits at the filter's checkpoint beyond the batch's last event, and never goes back from it", async () => {
       store.scripts.push([event(3), checkpoint(5), event(4), caughtUp]);
-      await processor().start();
+      await settled(processor().start(), 'the start');
       expect(handler.handled).toEqual(['3', '4']);
       expect(handler.commits).toEqual(['5']);
     });
@@ -454,7 +465,7 @@ describe('EventProcessor', () => {
     it('commits no filter checkpoint at or before the one it holds', async () => {
       handler.checkpoint = position(5);
       store.scripts.push([checkpoint(5), checkpoint(4), caughtUp]);
-      await processor().start();
+      await settled(processor().start(), 'the start');
       expect(handler.commits).toEqual([]);
       store.subscriptions[0].push(checkpoint(7));
       await until(() => handler.commits.length > 0, 'a commit');
@@ -464,7 +475,7 @@ describe('EventProcessor', () => {
     it('says it caught up once, not again when the subscription is reopened', async () => {
       store.scripts.push([caughtUp], [caughtUp]);
       const p = processor();
-      await p.start();
+      await settled(p.start(), 'the start');
       store.subscriptions[0].end();
       await clockUntil(() => store.subscriptions.length === 2 && store.subscriptions[1].nextCalls >= 2);
       await settle();
@@ -481,7 +492,7 @@ describe('EventProcessor', () => {
     async function deferredCheckpoint(): Promise<EventProcessor> {
       store.scripts.push([event(3), caughtUp]);
       const p = processor();
-      await p.start();
+      await settled(p.start(), 'the start');
       store.subscriptions[0].push(checkpoint(10));
       await until(() => jest.getTimerCount() === 1, 'the idle commit timer');
       return p;
@@ -508,7 +519,7 @@ describe('EventProcessor', () => {
 
     it('commits at once when idleCommitMs has passed since the last commit', async () => {
       store.scripts.push([event(3), caughtUp]);
-      await processor().start();
+      await settled(processor().start(), 'the start');
       await jest.advanceTimersByTimeAsync(60);
       store.subscriptions[0].push(checkpoint(10));
       await until(() => handler.commits.length === 2, 'the idle commit');
@@ -738,7 +749,7 @@ describe('EventProcessor', () => {
       };
       store.scripts.push([event(1), caughtUp]);
       const p = processor();
-      await p.start();
+      await settled(p.start(), 'the start');
       expect(handler.attempts).toEqual(['1']);
       expect(logger.warnings).toEqual([]);
       await expect(parking.parked('tested')).resolves.toEqual([
