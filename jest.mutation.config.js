@@ -36,6 +36,18 @@ const own = {
     '<rootDir>/test/contract/read-store.mongo{,-swap}.spec.ts',
     '<rootDir>/apps/projector/src/mongo-lease.spec.ts',
   ],
+  // Its contract suites on the gRPC double (the real server's halves are skipped without
+  // EVENTSTORE_URL) and the subscription's spec.
+  esdb: [
+    '<rootDir>/test/contract/event-store.esdb{,-server-behaviour}.spec.ts',
+    '<rootDir>/libs/event-store/src/esdb/*.spec.ts',
+  ],
+  // Its unit specs and the e2e suites of the edge itself (each boots the API in-process): the
+  // others, about the use cases, would each be loaded and booted for every mutant they cover.
+  http: [
+    '<rootDir>/apps/api/src/http/*.spec.ts',
+    '<rootDir>/test/e2e/{edge,edge-fuzz,openapi,metrics,tracing}.e2e.spec.ts',
+  ],
 };
 
 /**

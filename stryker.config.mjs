@@ -25,6 +25,10 @@ const MUTATE = {
     'apps/api/src/idempotency/mongo-idempotency-store.ts',
     'apps/projector/src/mongo-lease.ts',
   ],
+  // The EventStoreDB adapter (issue 34), against its contract suites on the gRPC double.
+  esdb: ['libs/event-store/src/esdb/**/*.ts'],
+  // The HTTP edge (issue 34): its unit specs and the API's e2e suites about the edge itself.
+  http: ['apps/api/src/http/**/*.ts'],
 };
 /**
  * A mutant is type-checked against what its target imports, not the whole project: against all of
@@ -33,6 +37,8 @@ const MUTATE = {
 const TSCONFIG = {
   'read-models': 'libs/read-models/tsconfig.mutation.json',
   mongo: 'tsconfig.mutation-mongo.json',
+  esdb: 'tsconfig.mutation-esdb.json',
+  http: 'tsconfig.mutation-http.json',
 };
 
 const name = process.env.MUTATION_LIB ?? '';
