@@ -4,9 +4,14 @@ import {
   type SubscriptionMessage,
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
-import { EsdbEventStore, type EsdbEventStoreOptions } from '@chronicle/event-store/esdb';
+import {
+  EsdbEventStore,
+  type EsdbEventStoreOptions,
+  InvalidConnectionStringError,
+} from '@chronicle/event-store/esdb';
 import { status } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import {
   ESDB_QUIRKS,
   type EsdbDouble,
@@ -14,7 +19,15 @@ import {
   startEsdbDouble,
 } from '../doubles/esdb/esdb-double';
 import { describeEventStoreContract, type EventStoreHarness } from './event-store.contract';
-import { collect, describeMessages, newEvent, newEvents, pullUntil, within } from './support/events';
+import {
+  collect,
+  describeMessages,
+  newEvent,
+  newEvents,
+  nextWithin,
+  pullUntil,
+  within,
+} from './support/events';
 
 /** Short back-off so drops heal within a test; the defaults suit production. */
 const FAST_RESUBSCRIBE: EsdbEventStoreOptions = { resubscribeInitialDelayMs: 20, resubscribeMaxDelayMs: 200 };
@@ -325,6 +338,79 @@ describe('EsdbEventStore on the gRPC double', () => {
       await expect(within(outcome, 5000, 'the failure')).rejects.toThrow('does not hold a JSON object');
       expect(received.map((e) => e.stream)).toEqual([stream]);
     });
+  });
+});
+
+describe('EsdbEventStore.connect', () => {
+  const refusal = (detail: string) => new InvalidConnectionStringError(detail);
+
+  it('refuses a string it cannot parse, saying what is wrong, without the credentials or a position', () => {
+    const connect = () => EsdbEventStore.connect('esdb://admin:s3cret@127.0.0.1:2113?tls=maybe');
+    expect(connect).toThrow(refusal('Unexpected "maybe", expected true or false.'));
+    expect(connect).toThrow(
+      'Not a valid EventStoreDB connection string: Unexpected "maybe", expected true or false.',
+    );
+    expect(connect).toThrow(expect.objectContaining({ name: 'InvalidConnectionStringError' }));
+  });
+
+  it('refuses credentials it cannot read, quoting none of them', () => {
+    expect(() => EsdbEventStore.connect('esdb://admin:pa%ZZ@127.0.0.1:2113?tls=false')).toThrow(
+      refusal('its user name or password cannot be read'),
+    );
+  });
+
+  it('warns of an option it ignores without the password, and gives console.warn back', async () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const store = EsdbEventStore.connect('esdb://admin:s3cret@127.0.0.1:2113?tls=false&bogus=1');
+      await store.close();
+      const warned = warn.mock.calls.map((args) => args.join(' ')).join('\n');
+      expect(warned).toContain('bogus');
+      expect(warned).not.toContain('s3cret');
+      expect(console.warn).toBe(warn);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
+describe('EsdbEventStore, closed or facing a silent server', () => {
+  it('ends its subscriptions when closed, closes once, and refuses every call after', async () => {
+    const double = await startEsdbDouble();
+    const store = EsdbEventStore.connect(double.connectionString, FAST_RESUBSCRIBE);
+    try {
+      const iterator = store.subscribeToAll()[Symbol.asyncIterator]();
+      await pullUntil(iterator, new Set(), (message) => message.kind === 'caught-up');
+      await store.close();
+      await expect(nextWithin(iterator, 1000)).resolves.toMatchObject({ done: true });
+      await store.close();
+      const closed = new Error('The event store is closed');
+      await expect(store.ping()).rejects.toThrow(closed);
+      await expect(store.headPosition()).rejects.toThrow(closed);
+      await expect(store.append(`s-${randomUUID()}`, [newEvent()], 'no_stream')).rejects.toThrow(closed);
+    } finally {
+      await store.close();
+      await double.stop();
+    }
+  });
+
+  it('fails a ping that a connected server leaves unanswered, within its timeout', async () => {
+    // Takes the connection, answers nothing: a frozen process.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const store = EsdbEventStore.connect(`esdb://127.0.0.1:${port}?tls=false`, { pingTimeoutMs: 200 });
+    try {
+      // Bounded here too: a ping that never gives up fails the test rather than hanging it.
+      await expect(within(store.ping(), 2000, 'the ping to give up')).rejects.toThrow(
+        new Error('EventStoreDB did not answer within 200 ms'),
+      );
+    } finally {
+      await store.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
 
