@@ -5,6 +5,7 @@ import {
   position,
   POSITION_LIMIT,
   type SubscriptionMessage,
+  verifyChain,
 } from '@chronicle/event-store';
 import { EsdbEventStore, type EsdbEventStoreOptions } from '@chronicle/event-store/esdb';
 import { randomUUID } from 'node:crypto';
@@ -195,6 +196,43 @@ describe('EsdbEventStore against real servers’ behaviour (gRPC double)', () =>
         expect(result).toEqual({ nextExpectedRevision: 1, position: stored[1].position });
       },
     );
+
+    it.each<[AppendFault, 'any' | 'stream_exists']>([
+      ['unavailable', 'any'],
+      ['deadline-exceeded', 'stream_exists'],
+    ])(
+      'answers an append at the end (%s, %s) whose answer was lost as written, writing it once',
+      async (fault, expected) => {
+        const stream = `at-end-${randomUUID()}`;
+        await store.append(stream, [newEvent()], 'no_stream');
+        const events = [newEvent(), newEvent()];
+        double.failAppends(1, fault, { afterWrite: true });
+
+        const result = await store.append(stream, events, expected);
+
+        const stored = await store.readStream(stream);
+        expect(stored.map((e) => e.id).slice(1)).toEqual(events.map((e) => e.id));
+        expect(result).toEqual({ nextExpectedRevision: 2, position: stored[2].position });
+      },
+    );
+
+    it('chains appends at the end that race another client’s after its, refusing none', async () => {
+      const other = EsdbEventStore.connect(double.connectionString, FAST);
+      try {
+        const stream = `raced-${randomUUID()}`;
+        const written = Array.from({ length: 12 }, () => newEvent());
+        await Promise.all(written.map((event, i) => (i % 2 ? other : store).append(stream, [event], 'any')));
+
+        const stored = await store.readStream(stream);
+        expect(stored.map((e) => e.id).sort()).toEqual(written.map((e) => e.id).sort());
+        expect(stored.map((e) => e.revision)).toEqual(written.map((_, i) => i));
+        await expect(verifyChain(store.readChain(), store.chainScope)).resolves.toMatchObject({
+          broken: null,
+        });
+      } finally {
+        await other.close();
+      }
+    });
 
     it('gives up after four tries, with the last error', async () => {
       double.failAppends(4, 'unavailable');

@@ -177,6 +177,29 @@ describe('EsdbEventStore on the gRPC double', () => {
       await expect(collect(store.readAll())).resolves.toEqual([]);
     });
 
+    it('finds the head behind more system events than one backward page holds', async () => {
+      const store = open();
+      const ours = await store.append(`ours-${randomUUID()}`, [newEvent()], 'no_stream');
+      for (let i = 0; i < 40; i++)
+        double.log.append('$stats-node', { kind: 'any' }, [rawEvent('$statsCollected')]);
+
+      await expect(store.headPosition()).resolves.toEqual(ours.position);
+    });
+
+    it('links an event to none when its stream holds no such revision', async () => {
+      const store = open();
+      const stream = `links-${randomUUID()}`;
+      const { position } = await store.append(stream, [newEvent()], 'no_stream');
+
+      const [linked, missing] = await store.readChainLinks([
+        { stream, revision: 0, position },
+        { stream, revision: 5, position },
+      ]);
+      expect(linked.link).toMatchObject({ stream, revision: 0 });
+      expect(linked.previous).toBeNull();
+      expect(missing).toEqual({ link: null, previous: null });
+    });
+
     it('fails ping when the server is unreachable, and succeeds again when it is back', async () => {
       const store = open({ ...FAST_RESUBSCRIBE, pingTimeoutMs: 2000 });
       await store.ping();
