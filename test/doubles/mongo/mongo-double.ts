@@ -14,8 +14,11 @@ export interface MongoDouble {
    * answers a refusal (a validator, a lost primary, a killed cursor), without being run.
    */
   failCommands(count: number, matches: CommandMatcher, error: CommandError): void;
-  /** How many planned faults no command has met yet: a test checks it is 0, so no plan misses. */
-  plannedFaults(): number;
+  /**
+   * Drops the planned faults no command has met yet, and says how many: a test's teardown checks it
+   * is 0, so that no plan missed, and none is left for the next test to meet.
+   */
+  clearFaults(): number;
   stop(): Promise<void>;
 }
 
@@ -89,7 +92,7 @@ export async function startMongoDouble(options: MongoDoubleOptions = {}): Promis
     failCommands: (count, matches, error) => {
       for (let i = 0; i < count; i++) planned.push({ matches, error });
     },
-    plannedFaults: () => planned.length,
+    clearFaults: () => planned.splice(0).length,
     stop: () =>
       new Promise<void>((resolve, reject) => {
         for (const socket of sockets) socket.destroy();

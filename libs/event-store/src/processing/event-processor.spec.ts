@@ -252,9 +252,12 @@ describe('EventProcessor', () => {
 
   afterEach(async () => {
     for (const subscription of store.subscriptions) subscription.closeGate = Promise.resolve();
-    await settled(Promise.all(processors.map((p) => p.stop())), 'the processors to stop');
-    await parking.close();
-    jest.useRealTimers();
+    try {
+      await settled(Promise.all(processors.map((p) => p.stop())), 'the processors to stop');
+    } finally {
+      await parking.close();
+      jest.useRealTimers();
+    }
   });
 
   /** A processor of `handler` on `store`, with retries at 100 ms doubling up to 10 s, and no silence warning. */
