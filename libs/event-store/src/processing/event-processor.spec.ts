@@ -283,8 +283,7 @@ describe('EventProcessor', () => {
 
   /** Stops `p`, then lets a minute pass: a retry it was waiting for would have run by then. */
   async function stopAndWait(p: EventProcessor): Promise<void> {
-    const stopping = tracked(p.stop());
-    await until(() => stopping.settled, 'the stop');
+    await settled(p.stop(), 'the stop');
     await jest.advanceTimersByTimeAsync(60_000);
   }
 
