@@ -441,6 +441,8 @@ describe('MongoDB wire-protocol double, through the mongodb driver', () => {
       const items = db.collection<{ _id: number; n: number }>('items');
       await items.insertOne({ _id: 1, n: -1 });
       await db.command({ collMod: 'items', validator: { n: { $gte: 0 } } });
+      // Exact: a server lists validationLevel and validationAction only when they were set
+      // ("View Existing Validation Rules", MongoDB manual, 6.0 to 8.x), and the store never sets them.
       expect((await db.listCollections({ name: 'items' }, { nameOnly: false }).toArray())[0].options).toEqual(
         {
           validator: { n: { $gte: 0 } },
