@@ -6,6 +6,7 @@ import type {
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { SubscriptionMessage } from '../event-store.port';
+import { within } from '../../../../test/contract/support/events';
 import { position, type Position } from '../position';
 import { EsdbSubscription, retryDelay } from './esdb-subscription';
 
@@ -46,14 +47,24 @@ function resolved(commit: number, stream = 'unit-1', type = 'UnitTested.v1'): Al
   };
 }
 
-function fakeClient(logEnd = 1_000) {
+/** Every wait of this spec: the fake answers in microseconds, so a wait this long is a failure. */
+const WAIT_MS = 2_000;
+
+/**
+ * A client whose log ends at `end.at` (null: an empty log; 'unreadable': its read fails), and that
+ * counts the reads of where it ends.
+ */
+function fakeClient(logEnd: number | null | 'unreadable' = 1_000) {
   const opened: { options: SubscribeToAllOptions; stream: FakeServerSubscription }[] = [];
   const waiters: (() => void)[] = [];
+  const end = { at: logEnd, reads: 0 };
   const client = {
     // The backwards read of one record that tells where the log ends.
     readAll: async function* () {
+      end.reads++;
       await Promise.resolve();
-      yield resolved(logEnd, '$stats-node', '$statsCollected');
+      if (end.at === 'unreadable') throw new Error('connection reset');
+      if (end.at !== null) yield resolved(end.at, '$stats-node', '$statsCollected');
     },
     subscribeToAll(options: SubscribeToAllOptions) {
       const stream = new FakeServerSubscription();
@@ -62,11 +73,25 @@ function fakeClient(logEnd = 1_000) {
       return stream;
     },
   } as unknown as EventStoreDBClient;
-  const nextOpened = async (count: number) => {
-    while (opened.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
-    return opened[count - 1];
-  };
-  return { client, opened, nextOpened };
+  const nextOpened = (count: number) =>
+    within(
+      (async () => {
+        while (opened.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
+        return opened[count - 1];
+      })(),
+      WAIT_MS,
+      `server subscription #${count}`,
+    );
+  return { client, opened, nextOpened, end };
+}
+
+/** The filter's checkpoint callback the subscription gave the client (type-filtered subscriptions only). */
+function checkpointsOf(options: SubscribeToAllOptions): CheckpointReached {
+  return (options.filter as { checkpointReached: CheckpointReached }).checkpointReached;
+}
+
+function closeWithin(subscription: EsdbSubscription): Promise<void> {
+  return within(subscription.close(), WAIT_MS, 'end of the close');
 }
 
 function subscribe(client: EventStoreDBClient, after?: Position) {
@@ -76,7 +101,11 @@ function subscribe(client: EventStoreDBClient, after?: Position) {
 async function take(iterator: AsyncIterator<SubscriptionMessage>, count: number): Promise<string[]> {
   const taken: string[] = [];
   for (let i = 0; i < count; i++) {
-    const { value } = (await iterator.next()) as IteratorYieldResult<SubscriptionMessage>;
+    const { value } = (await within(
+      iterator.next(),
+      WAIT_MS,
+      `message ${i + 1} of ${count} (after ${JSON.stringify(taken)})`,
+    )) as IteratorYieldResult<SubscriptionMessage>;
     taken.push(
       value.kind === 'event'
         ? `ev:${value.event.position.commit}`
@@ -100,7 +129,7 @@ describe('EsdbSubscription', () => {
     const iterator = subscription[Symbol.asyncIterator]();
 
     expect(await take(iterator, 4)).toEqual(['ev:1', 'ev:2', 'ev:3', 'caught-up']);
-    await subscription.close();
+    await closeWithin(subscription);
   });
 
   it('passes a checkpoint on only after the events the client still had buffered when it announced it', async () => {
@@ -113,7 +142,7 @@ describe('EsdbSubscription', () => {
       ['UnitTested.v1'],
     );
     const { options, stream } = await nextOpened(1);
-    const checkpointReached = (options.filter as { checkpointReached: CheckpointReached }).checkpointReached;
+    const checkpointReached = checkpointsOf(options);
     stream.pause();
     for (const commit of [1, 2, 3]) stream.push(resolved(commit));
     await checkpointReached(stream, position(40));
@@ -122,7 +151,7 @@ describe('EsdbSubscription', () => {
     const iterator = subscription[Symbol.asyncIterator]();
 
     expect(await take(iterator, 5)).toEqual(['ev:1', 'ev:2', 'ev:3', 'cp:40', 'ev:41']);
-    await subscription.close();
+    await closeWithin(subscription);
   });
 
   it('ignores and reports checkpoints at or above 2^63 or beyond the end of the log; events still come', async () => {
@@ -140,8 +169,7 @@ describe('EsdbSubscription', () => {
       ['UnitTested.v1'],
     );
     const first = await nextOpened(1);
-    const checkpointReached = (first.options.filter as { checkpointReached: CheckpointReached })
-      .checkpointReached;
+    const checkpointReached = checkpointsOf(first.options);
     await checkpointReached(first.stream, position(2n ** 64n - 1n));
     await checkpointReached(first.stream, position(600));
     await checkpointReached(first.stream, position(400));
@@ -157,7 +185,7 @@ describe('EsdbSubscription', () => {
       `${2n ** 64n - 1n}: at or above 2^63`,
       '600: beyond the end of the log (a log ending at 500)',
     ]);
-    await subscription.close();
+    await closeWithin(subscription);
   });
 
   it('holds a checkpoint at the end of the log until the server has read past it', async () => {
@@ -171,7 +199,7 @@ describe('EsdbSubscription', () => {
       ['UnitTested.v1'],
     );
     const { options, stream } = await nextOpened(1);
-    const checkpointReached = (options.filter as { checkpointReached: CheckpointReached }).checkpointReached;
+    const checkpointReached = checkpointsOf(options);
     await checkpointReached(stream, position(500));
     stream.push(resolved(500));
     stream.push(resolved(600));
@@ -179,7 +207,7 @@ describe('EsdbSubscription', () => {
 
     // Never a checkpoint at 500 before the event at 500: a consumer that stored it would skip it.
     expect(await take(iterator, 2)).toEqual(['ev:500', 'ev:600']);
-    await subscription.close();
+    await closeWithin(subscription);
   });
 
   it('resubscribes from the last event taken in, skips anything at or before it, and catches up once', async () => {
@@ -211,7 +239,7 @@ describe('EsdbSubscription', () => {
     expect(second.options.fromPosition).toEqual(position(12));
     expect(first.stream.unsubscribed).toBe(true);
     expect(drops).toEqual([1]);
-    await subscription.close();
+    await closeWithin(subscription);
     expect(second.stream.unsubscribed).toBe(true);
   });
 
@@ -230,7 +258,7 @@ describe('EsdbSubscription', () => {
       stream.resume();
     }
     await nextOpened(5);
-    await subscription.close();
+    await closeWithin(subscription);
 
     expect(delays).toHaveLength(4);
     delays.forEach((delay, i) => {
@@ -250,7 +278,7 @@ describe('EsdbSubscription', () => {
     const iterator = subscription[Symbol.asyncIterator]();
 
     expect(await take(iterator, 1)).toEqual(['ev:3']);
-    await subscription.close();
+    await closeWithin(subscription);
   });
 
   it('ends the iteration on close and pauses the server stream while the consumer lags', async () => {
@@ -264,8 +292,239 @@ describe('EsdbSubscription', () => {
     const iterator = subscription[Symbol.asyncIterator]();
     await take(iterator, 200);
     expect(stream.isPaused()).toBe(false);
-    await subscription.close();
+    await closeWithin(subscription);
     await expect(iterator.next()).resolves.toEqual({ value: undefined, done: true });
+  });
+});
+
+describe('EsdbSubscription, checkpoints', () => {
+  function filtered(client: EventStoreDBClient, after?: Position, ignored: string[] = []) {
+    return new EsdbSubscription(
+      client,
+      after,
+      {
+        initialDelayMs: 1,
+        maxDelayMs: 5,
+        onCheckpointIgnored: (p, reason) => ignored.push(`${p.commit}: ${reason}`),
+      },
+      () => undefined,
+      ['UnitTested.v1'],
+    );
+  }
+
+  it('holds a checkpoint at the end of the log however often the server repeats it, until the event there arrives', async () => {
+    const { client, nextOpened } = fakeClient(500);
+    const subscription = filtered(client, position(100));
+    const { options, stream } = await nextOpened(1);
+    await checkpointsOf(options)(stream, position(500));
+    // The same end-of-log checkpoint again, the log unchanged: still not past the event at 500.
+    await checkpointsOf(options)(stream, position(500));
+    stream.push(resolved(500));
+    stream.push(resolved(600));
+    const iterator = subscription[Symbol.asyncIterator]();
+
+    expect(await take(iterator, 2)).toEqual(['ev:500', 'ev:600']);
+    await closeWithin(subscription);
+  });
+
+  it('passes a held checkpoint on once an event beyond it shows the server read past it', async () => {
+    const { client, nextOpened } = fakeClient(500);
+    const subscription = filtered(client, position(100));
+    const { options, stream } = await nextOpened(1);
+    await checkpointsOf(options)(stream, position(500));
+    stream.push(resolved(600));
+    const iterator = subscription[Symbol.asyncIterator]();
+
+    expect(await take(iterator, 2)).toEqual(['cp:500', 'ev:600']);
+    await closeWithin(subscription);
+  });
+
+  it('passes a held checkpoint on once a later checkpoint shows the server read past it', async () => {
+    const { client, nextOpened, end } = fakeClient(500);
+    const subscription = filtered(client, position(100));
+    const { options, stream } = await nextOpened(1);
+    await checkpointsOf(options)(stream, position(500));
+    end.at = 700;
+    await checkpointsOf(options)(stream, position(650));
+    const iterator = subscription[Symbol.asyncIterator]();
+
+    expect(await take(iterator, 2)).toEqual(['cp:500', 'cp:650']);
+    await closeWithin(subscription);
+  });
+
+  it('reads where the log ends only for a checkpoint beyond the last event or end it knows', async () => {
+    const { client, nextOpened, end } = fakeClient(1_000);
+    const subscription = filtered(client);
+    const { options, stream } = await nextOpened(1);
+    const iterator = subscription[Symbol.asyncIterator]();
+    const checkpoint = checkpointsOf(options);
+
+    // An event teaches that the log reaches at least that far.
+    stream.push(resolved(450));
+    expect(await take(iterator, 1)).toEqual(['ev:450']);
+    await checkpoint(stream, position(460));
+    await checkpoint(stream, position(440));
+    expect(end.reads).toBe(1);
+    expect(await take(iterator, 1)).toEqual(['cp:460']);
+
+    // A read taught that the log ends at 1000: a later event below it does not unlearn that.
+    stream.push(resolved(470));
+    expect(await take(iterator, 1)).toEqual(['ev:470']);
+    await checkpoint(stream, position(800));
+    expect(end.reads).toBe(1);
+    // An event beyond the end read moves it on.
+    stream.push(resolved(1_100));
+    expect(await take(iterator, 2)).toEqual(['cp:800', 'ev:1100']);
+    await checkpoint(stream, position(1_050));
+    expect(end.reads).toBe(1);
+    await closeWithin(subscription);
+  });
+
+  it('ignores a checkpoint it cannot check against the end of the log, silently, and one in an empty log, reported', async () => {
+    const { client, nextOpened, end } = fakeClient('unreadable');
+    const ignored: string[] = [];
+    const subscription = filtered(client, undefined, ignored);
+    const { options, stream } = await nextOpened(1);
+    await checkpointsOf(options)(stream, position(40));
+    end.at = null;
+    await checkpointsOf(options)(stream, position(50));
+    end.at = 1_000;
+    await checkpointsOf(options)(stream, position(60));
+    const iterator = subscription[Symbol.asyncIterator]();
+
+    expect(await take(iterator, 1)).toEqual(['cp:60']);
+    expect(ignored).toEqual(['50: beyond the end of the log (an empty log)']);
+    expect(end.reads).toBe(3);
+    await closeWithin(subscription);
+  });
+
+  it('resubscribes from the last checkpoint when it lies beyond the last event', async () => {
+    const { client, opened, nextOpened } = fakeClient(1_000);
+    const subscription = filtered(client);
+    const first = await nextOpened(1);
+    first.stream.push(resolved(5));
+    await checkpointsOf(first.options)(first.stream, position(40));
+    const iterator = subscription[Symbol.asyncIterator]();
+    expect(await take(iterator, 2)).toEqual(['ev:5', 'cp:40']);
+
+    first.stream.emit('error', new Error('connection reset'));
+    await nextOpened(2);
+    expect(opened[1].options.fromPosition).toEqual(position(40));
+    await closeWithin(subscription);
+  });
+
+  it('reports no checkpoint once closed', async () => {
+    const { client, nextOpened } = fakeClient(500);
+    const ignored: string[] = [];
+    const subscription = filtered(client, undefined, ignored);
+    const { options, stream } = await nextOpened(1);
+    await closeWithin(subscription);
+    await checkpointsOf(options)(stream, position(2n ** 64n - 1n));
+    expect(ignored).toEqual([]);
+  });
+});
+
+describe('EsdbSubscription, drops and close', () => {
+  it('leaves an abandoned server stream unheard: its late events, caught-up and errors change nothing', async () => {
+    const { client, nextOpened } = fakeClient();
+    const subscription = subscribe(client);
+    const iterator = subscription[Symbol.asyncIterator]();
+    const first = await nextOpened(1);
+    first.stream.emit('error', new Error('connection reset'));
+    const second = await nextOpened(2);
+
+    first.stream.push(resolved(50));
+    first.stream.emit('caughtUp');
+    first.stream.emit('error', new Error('late'));
+    first.stream.emit('end');
+    second.stream.push(resolved(13));
+    second.stream.emit('caughtUp');
+
+    expect(await take(iterator, 2)).toEqual(['ev:13', 'caught-up']);
+    await closeWithin(subscription);
+    expect(second.stream.unsubscribed).toBe(true);
+  });
+
+  it('starts the back-off again once a resubscription delivers, and tells why the server stream stopped', async () => {
+    const { client, nextOpened } = fakeClient();
+    const drops: string[] = [];
+    const subscription = new EsdbSubscription(
+      client,
+      undefined,
+      {
+        initialDelayMs: 1,
+        maxDelayMs: 5,
+        onDropped: (error, attempt) => drops.push(`${attempt} ${error.name}: ${error.message}`),
+      },
+      () => undefined,
+    );
+    const iterator = subscription[Symbol.asyncIterator]();
+    const first = await nextOpened(1);
+    first.stream.push(null);
+    first.stream.resume();
+    const second = await nextOpened(2);
+    second.stream.emit('error', new Error('connection reset'));
+    const third = await nextOpened(3);
+    third.stream.push(resolved(1));
+    expect(await take(iterator, 1)).toEqual(['ev:1']);
+    third.stream.emit('error', new Error('connection reset'));
+    await nextOpened(4);
+
+    expect(drops).toEqual([
+      '1 SubscriptionEnded: The server ended the subscription',
+      '2 Error: connection reset',
+      '1 Error: connection reset',
+    ]);
+    await closeWithin(subscription);
+  });
+
+  it('fails the iteration when the server refuses the start position, and does not resubscribe', async () => {
+    const { client, opened, nextOpened } = fakeClient();
+    const subscription = subscribe(client, position(77));
+    const iterator = subscription[Symbol.asyncIterator]();
+    const { stream } = await nextOpened(1);
+    stream.emit('error', Object.assign(new Error('invalid position'), { code: 3 }));
+
+    await expect(within(iterator.next(), WAIT_MS, 'the failure')).rejects.toMatchObject({
+      name: 'InvalidPositionError',
+      message: 'Position 77 is not a position in the event log: no record starts there',
+    });
+    expect(opened).toHaveLength(1);
+  });
+
+  it('opens no server subscription once closed during the back-off, and tells its owner once', async () => {
+    const { client, opened, nextOpened } = fakeClient();
+    let told = 0;
+    const subscription = new EsdbSubscription(
+      client,
+      undefined,
+      { initialDelayMs: 50, maxDelayMs: 50 },
+      () => told++,
+    );
+    const { stream } = await nextOpened(1);
+    stream.emit('error', new Error('connection reset'));
+    await closeWithin(subscription);
+    await closeWithin(subscription);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    expect(opened).toHaveLength(1);
+    expect(told).toBe(1);
+  });
+
+  it('pauses the server stream at 256 messages waiting, and resumes it below half of that', async () => {
+    const { client, nextOpened } = fakeClient();
+    const subscription = subscribe(client);
+    const { stream } = await nextOpened(1);
+    for (let commit = 1; commit <= 256; commit++) stream.push(resolved(commit));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stream.isPaused()).toBe(true);
+
+    const iterator = subscription[Symbol.asyncIterator]();
+    await take(iterator, 128);
+    expect(stream.isPaused()).toBe(true);
+    await take(iterator, 1);
+    expect(stream.isPaused()).toBe(false);
+    await closeWithin(subscription);
   });
 });
 

@@ -257,7 +257,9 @@ export class EsdbSubscription implements EventSubscription {
     const position = { commit: reached.commit, prepare: reached.prepare };
     const problem = positionProblem(position);
     if (problem !== null) return this.ignoreCheckpoint(position, problem);
-    if (this.knownEnd !== null && comparePositions(position, this.knownEnd) <= 0) {
+    // Before the known end it cannot be an end-of-log checkpoint; at it, it may be, and a server
+    // repeats that one while the log does not grow: read again.
+    if (this.knownEnd !== null && comparePositions(position, this.knownEnd) < 0) {
       return { position, atEnd: false };
     }
     try {
@@ -285,7 +287,7 @@ export class EsdbSubscription implements EventSubscription {
    * only once a later event or checkpoint shows the server has read past it, as an event written
    * at that very position arrives first.
    */
-  private takeCheckpoint(position: Position, atEnd = false): void {
+  private takeCheckpoint(position: Position, atEnd: boolean): void {
     if (this.closed || this.fault) return;
     this.releaseHeld(position);
     if (atEnd) this.held = position;
