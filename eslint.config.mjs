@@ -10,6 +10,8 @@ export default tseslint.config(
       'eslint.config.mjs',
       'jest.config.js',
       'jest.mutation.config.js',
+      // Jest plugins of the mutation config, CommonJS like it.
+      'test/mutation/*.js',
       'stryker.config.mjs',
       'scripts/*.mjs',
       'reports/**',
