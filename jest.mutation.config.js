@@ -59,9 +59,10 @@ const timeouts = { 'read-models': 10_000 };
 
 module.exports = {
   ...common,
-  // Stryker's bail, which jest lacks: a mutant's run stops at its first failing test.
-  testEnvironment: '<rootDir>/test/mutation/bail-environment.js',
-  testSequencer: '<rootDir>/test/mutation/unit-first-sequencer.js',
+  // Stryker's bail, which jest lacks: a mutant's run stops at its first failing test. Absolute:
+  // Stryker loads the environment itself, before jest would expand <rootDir>.
+  testEnvironment: `${__dirname}/test/mutation/bail-environment.js`,
+  testSequencer: `${__dirname}/test/mutation/unit-first-sequencer.js`,
   testTimeout: timeouts[process.env.MUTATION_LIB] ?? 30_000,
   testMatch: [...(own[process.env.MUTATION_LIB] ?? testMatch), ...(extra[process.env.MUTATION_LIB] ?? [])],
 };
