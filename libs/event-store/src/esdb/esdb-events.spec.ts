@@ -83,6 +83,7 @@ describe('esdb events', () => {
 
   it.each([
     ['binary', { isJson: false, data: new Uint8Array([1]) }],
+    ['not marked JSON', { isJson: false, data: { name: 'Ada' } }],
     ['an array', { data: [1, 2] }],
     ['null', { data: null }],
     ['bytes marked JSON', { data: new Uint8Array([123, 125]) }],

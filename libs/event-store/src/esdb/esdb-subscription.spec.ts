@@ -312,17 +312,19 @@ describe('EsdbSubscription, checkpoints', () => {
     );
   }
 
-  it('holds a checkpoint at the end of the log however often the server repeats it, until the event there arrives', async () => {
-    const { client, nextOpened } = fakeClient(500);
+  it('never passes an end-of-log checkpoint the server repeats before the event at its position', async () => {
+    const { client, nextOpened, end } = fakeClient(500);
     const subscription = filtered(client, position(100));
     const { options, stream } = await nextOpened(1);
     await checkpointsOf(options)(stream, position(500));
-    // The same end-of-log checkpoint again, the log unchanged: still not past the event at 500.
+    // The same end-of-log checkpoint again, the log unchanged: it is read again, and held again.
     await checkpointsOf(options)(stream, position(500));
+    expect(end.reads).toBe(2);
     stream.push(resolved(500));
     stream.push(resolved(600));
     const iterator = subscription[Symbol.asyncIterator]();
 
+    // Then dropped, as at or before the event at 500 that came after it.
     expect(await take(iterator, 2)).toEqual(['ev:500', 'ev:600']);
     await closeWithin(subscription);
   });
@@ -352,7 +354,7 @@ describe('EsdbSubscription, checkpoints', () => {
     await closeWithin(subscription);
   });
 
-  it('reads where the log ends only for a checkpoint beyond the last event or end it knows', async () => {
+  it('reads where the log ends only for a checkpoint at or beyond the end it knows and beyond the last event', async () => {
     const { client, nextOpened, end } = fakeClient(1_000);
     const subscription = filtered(client);
     const { options, stream } = await nextOpened(1);
@@ -362,8 +364,10 @@ describe('EsdbSubscription, checkpoints', () => {
     // An event teaches that the log reaches at least that far.
     stream.push(resolved(450));
     expect(await take(iterator, 1)).toEqual(['ev:450']);
-    await checkpoint(stream, position(460));
+    await checkpoint(stream, position(450));
     await checkpoint(stream, position(440));
+    expect(end.reads).toBe(0);
+    await checkpoint(stream, position(460));
     expect(end.reads).toBe(1);
     expect(await take(iterator, 1)).toEqual(['cp:460']);
 
@@ -492,17 +496,21 @@ describe('EsdbSubscription, drops and close', () => {
     expect(opened).toHaveLength(1);
   });
 
-  it('opens no server subscription once closed during the back-off, and tells its owner once', async () => {
+  it('ends the back-off and opens no server subscription when closed during it, and tells its owner once', async () => {
     const { client, opened, nextOpened } = fakeClient();
     let told = 0;
+    let dropped: () => void = () => undefined;
+    const backingOff = new Promise<void>((resolve) => (dropped = resolve));
     const subscription = new EsdbSubscription(
       client,
       undefined,
-      { initialDelayMs: 50, maxDelayMs: 50 },
+      { initialDelayMs: 60_000, maxDelayMs: 60_000, onDropped: () => dropped() },
       () => told++,
     );
     const { stream } = await nextOpened(1);
     stream.emit('error', new Error('connection reset'));
+    await within(backingOff, WAIT_MS, 'the drop');
+    // The close ends a back-off of a minute at once.
     await closeWithin(subscription);
     await closeWithin(subscription);
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -257,9 +257,10 @@ export class EsdbSubscription implements EventSubscription {
     const position = { commit: reached.commit, prepare: reached.prepare };
     const problem = positionProblem(position);
     if (problem !== null) return this.ignoreCheckpoint(position, problem);
-    // Before the known end it cannot be an end-of-log checkpoint; at it, it may be, and a server
-    // repeats that one while the log does not grow: read again.
-    if (this.knownEnd !== null && comparePositions(position, this.knownEnd) < 0) {
+    // At or before the last event, or before the known end, it cannot be an end-of-log checkpoint;
+    // at the known end it may be, and a server repeats that one while the log does not grow.
+    const seen = this.lastEvent !== undefined && comparePositions(position, this.lastEvent) <= 0;
+    if (seen || (this.knownEnd !== null && comparePositions(position, this.knownEnd) < 0)) {
       return { position, atEnd: false };
     }
     try {
