@@ -37,10 +37,11 @@ const own = {
     '<rootDir>/apps/projector/src/mongo-lease.spec.ts',
   ],
   // Its contract suites on the gRPC double (the real server's halves are skipped without
-  // EVENTSTORE_URL) and the subscription's spec.
+  // EVENTSTORE_URL), its unit specs, and the spec of the errors it makes a store outage.
   esdb: [
     '<rootDir>/test/contract/event-store.esdb{,-server-behaviour}.spec.ts',
     '<rootDir>/libs/event-store/src/esdb/*.spec.ts',
+    '<rootDir>/libs/event-store/src/store-unavailable.spec.ts',
   ],
   // Its unit specs and the e2e suites of the edge itself (each boots the API in-process): the
   // others, about the use cases, would each be loaded and booted for every mutant they cover.

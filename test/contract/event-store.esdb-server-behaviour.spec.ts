@@ -1,4 +1,5 @@
 import {
+  formatPosition,
   InvalidPositionError,
   type NewEvent,
   type Position,
@@ -8,6 +9,7 @@ import {
   verifyChain,
 } from '@chronicle/event-store';
 import { EsdbEventStore, type EsdbEventStoreOptions } from '@chronicle/event-store/esdb';
+import { UnavailableError } from '@eventstore/db-client';
 import { randomUUID } from 'node:crypto';
 import {
   type AppendFault,
@@ -143,7 +145,9 @@ describe('EsdbEventStore against real servers’ behaviour (gRPC double)', () =>
       const written = await store.append(`pos-${randomUUID()}`, [newEvent()], 'no_stream');
       const inside = position(written.position.commit + 1n);
 
-      await expect(store.readAll({ after: inside }).next()).rejects.toBeInstanceOf(InvalidPositionError);
+      await expect(store.readAll({ after: inside }).next()).rejects.toThrow(
+        new InvalidPositionError(formatPosition(inside), 'no record starts there'),
+      );
       await expect(store.readAll({ after: written.position }).next()).resolves.toMatchObject({ done: true });
     });
 
@@ -255,6 +259,33 @@ describe('EsdbEventStore against real servers’ behaviour (gRPC double)', () =>
       await expect(store.headPosition()).resolves.not.toBeNull();
       double.failReads(2, 'unavailable');
       await expect(store.readStream(stream)).rejects.toThrow();
+    });
+
+    it('tries a read again only when the try could end within the operation budget', async () => {
+      const stream = `budget-${randomUUID()}`;
+      await store.append(stream, [newEvent()], 'no_stream');
+      // A try may take the call deadline: 3 s, in a budget of 0.1 s.
+      const hurried = EsdbEventStore.connect(double.connectionString, {
+        ...FAST,
+        operationBudgetMs: 100,
+        callDeadlineMs: 3_000,
+      });
+      try {
+        double.failReads(1, 'unavailable');
+        await expect(hurried.readStream(stream)).rejects.toBeInstanceOf(UnavailableError);
+        await expect(hurried.readStream(stream)).resolves.toHaveLength(1);
+      } finally {
+        await hurried.close();
+      }
+    });
+
+    it("fails an append at the stream's end whose read of that end fails, instead of taking the stream for new", async () => {
+      const stream = `end-${randomUUID()}`;
+      await store.append(stream, [newEvent()], 'no_stream');
+
+      double.failReads(2, 'unavailable');
+      await expect(store.append(stream, [newEvent()], 'any')).rejects.toBeInstanceOf(UnavailableError);
+      expect(await store.readStream(stream)).toHaveLength(1);
     });
   });
 });

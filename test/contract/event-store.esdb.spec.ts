@@ -1,6 +1,7 @@
 import {
   type EventStore,
   type RecordedEvent,
+  StoreTimeoutError,
   type SubscriptionMessage,
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
@@ -169,6 +170,38 @@ describe('EsdbEventStore on the gRPC double', () => {
 
       expect(found).toEqual([written[1].id, written[4].id]);
       expect(pages).toBeGreaterThan(1);
+    });
+
+    it('reads $all in pages of 500 by default, and in pages of two at the least', async () => {
+      const stream = `pages-${randomUUID()}`;
+      const written = newEvents(9);
+      await open().append(stream, written, 'no_stream');
+
+      const reads = async (store: EsdbEventStore) => {
+        const before = double.calls('Read');
+        expect((await collect(store.readAll())).map((e) => e.id)).toEqual(written.map((e) => e.id));
+        return double.calls('Read') - before;
+      };
+      expect(await reads(open())).toBe(1);
+      // A page repeats its start: one record a page could never move on.
+      expect(await reads(open({ ...FAST_RESUBSCRIBE, readPageSize: 1 }))).toBeGreaterThan(9);
+    });
+
+    it('appends after the revision it last wrote or read without reading the stream again', async () => {
+      const store = open();
+      const stream = `heads-${randomUUID()}`;
+      await store.append(stream, newEvents(2), 'no_stream');
+      const reads = double.calls('Read');
+      await store.append(stream, newEvents(2), 1);
+      expect(double.calls('Read')).toBe(reads);
+
+      // Another client's append: this one learns the new head from its read of the stream.
+      await open().append(stream, newEvents(1), 3);
+      expect(await store.readStream(stream)).toHaveLength(5);
+      const afterRead = double.calls('Read');
+      await store.append(stream, newEvents(1), 4);
+      expect(double.calls('Read')).toBe(afterRead);
+      expect((await store.readStream(stream)).map((e) => e.revision)).toEqual([0, 1, 2, 3, 4, 5]);
     });
 
     it('reports no head on a store holding only system events', async () => {
@@ -417,24 +450,44 @@ describe('EsdbEventStore, closed or facing a silent server', () => {
     }
   });
 
-  it('fails a ping that a connected server leaves unanswered, within its timeout', async () => {
-    // Takes the connection, answers nothing: a frozen process.
+  /** A server that takes connections and answers nothing: a frozen process. */
+  async function onSilentServer(test: (connectionString: string) => Promise<void>): Promise<void> {
     const sockets = new Set<Socket>();
     const silent = createServer((socket) => sockets.add(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as AddressInfo;
-    const store = EsdbEventStore.connect(`esdb://127.0.0.1:${port}?tls=false`, { pingTimeoutMs: 200 });
     try {
-      // Bounded here too: a ping that never gives up fails the test rather than hanging it.
-      await expect(within(store.ping(), 2000, 'the ping to give up')).rejects.toThrow(
-        new Error('EventStoreDB did not answer within 200 ms'),
-      );
+      await test(`esdb://127.0.0.1:${port}?tls=false`);
     } finally {
-      await store.close();
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
     }
-  });
+  }
+
+  it('fails a ping that a connected server leaves unanswered, within its timeout', () =>
+    onSilentServer(async (connectionString) => {
+      const store = EsdbEventStore.connect(connectionString, { pingTimeoutMs: 200 });
+      try {
+        // Bounded here too: a ping that never gives up fails the test rather than hanging it.
+        await expect(within(store.ping(), 2000, 'the ping to give up')).rejects.toThrow(
+          new Error('EventStoreDB did not answer within 200 ms'),
+        );
+      } finally {
+        await store.close();
+      }
+    }));
+
+  it('gives up a read a connected server leaves unanswered half a second after its call deadline, twice', () =>
+    onSilentServer(async (connectionString) => {
+      const store = EsdbEventStore.connect(connectionString, { callDeadlineMs: 200, retryDelayMs: 10 });
+      try {
+        await expect(within(store.readStream('s-1'), 4000, 'the read to give up')).rejects.toThrow(
+          new StoreTimeoutError('EventStoreDB', 700),
+        );
+      } finally {
+        await store.close();
+      }
+    }));
 });
 
 /** An event as the log stores it, for planting what the adapter itself would never write. */

@@ -342,11 +342,7 @@ export class EsdbEventStore extends EventStore {
     return events;
   }
 
-  private async readStreamEvents(
-    stream: string,
-    fromRevision: number,
-    maxCount?: number,
-  ): Promise<RecordedEvent[]> {
+  private async readStreamEvents(stream: string, fromRevision: number): Promise<RecordedEvent[]> {
     try {
       // A read changes nothing: once more after a transient error is safe.
       return await this.retrying(2, async () => {
@@ -355,7 +351,6 @@ export class EsdbEventStore extends EventStore {
           fromRevision: BigInt(fromRevision),
           direction: FORWARDS,
           deadline: this.callDeadlineMs,
-          ...(maxCount === undefined ? {} : { maxCount }),
         })) {
           events.push(fromResolvedEvent(resolved));
         }
