@@ -68,7 +68,7 @@ export class EsdbSubscription implements EventSubscription {
   private lastEvent: Position | undefined;
   /** The last checkpoint passed on: where a resubscription may start when it is beyond the last event. */
   private lastCheckpoint: Position | undefined;
-  /** The last record of the log as last read or seen: checkpoints beyond it are checked again. */
+  /** The last record of the log as last read: checkpoints at or beyond it (and the last event) are checked again. */
   private knownEnd: Position | null = null;
   /** A checkpoint at the end of the log, held until the server shows it has read past it. */
   private held: Position | null = null;
@@ -331,7 +331,6 @@ export class EsdbSubscription implements EventSubscription {
       return;
     }
     this.lastEvent = position;
-    if (this.knownEnd === null || comparePositions(position, this.knownEnd) > 0) this.knownEnd = position;
     this.wake();
   }
 
