@@ -98,6 +98,21 @@ function subscribe(client: EventStoreDBClient, after?: Position) {
   return new EsdbSubscription(client, after, { initialDelayMs: 1, maxDelayMs: 5 }, () => undefined);
 }
 
+/** Filtered by type, as the server then sends checkpoints; the ignored ones are reported to `ignored`. */
+function filtered(client: EventStoreDBClient, after?: Position, ignored: string[] = []) {
+  return new EsdbSubscription(
+    client,
+    after,
+    {
+      initialDelayMs: 1,
+      maxDelayMs: 5,
+      onCheckpointIgnored: (p, reason) => ignored.push(`${p.commit}: ${reason}`),
+    },
+    () => undefined,
+    ['UnitTested.v1'],
+  );
+}
+
 async function take(iterator: AsyncIterator<SubscriptionMessage>, count: number): Promise<string[]> {
   const taken: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -134,13 +149,7 @@ describe('EsdbSubscription', () => {
 
   it('passes a checkpoint on only after the events the client still had buffered when it announced it', async () => {
     const { client, nextOpened } = fakeClient();
-    const subscription = new EsdbSubscription(
-      client,
-      undefined,
-      { initialDelayMs: 1, maxDelayMs: 5 },
-      () => undefined,
-      ['UnitTested.v1'],
-    );
+    const subscription = filtered(client);
     const { options, stream } = await nextOpened(1);
     const checkpointReached = checkpointsOf(options);
     stream.pause();
@@ -157,17 +166,7 @@ describe('EsdbSubscription', () => {
   it('ignores and reports checkpoints at or above 2^63 or beyond the end of the log; events still come', async () => {
     const { client, opened, nextOpened } = fakeClient(500);
     const ignored: string[] = [];
-    const subscription = new EsdbSubscription(
-      client,
-      undefined,
-      {
-        initialDelayMs: 1,
-        maxDelayMs: 5,
-        onCheckpointIgnored: (p, reason) => ignored.push(`${p.commit}: ${reason}`),
-      },
-      () => undefined,
-      ['UnitTested.v1'],
-    );
+    const subscription = filtered(client, undefined, ignored);
     const first = await nextOpened(1);
     const checkpointReached = checkpointsOf(first.options);
     await checkpointReached(first.stream, position(2n ** 64n - 1n));
@@ -191,13 +190,7 @@ describe('EsdbSubscription', () => {
   it('holds a checkpoint at the end of the log until the server has read past it', async () => {
     // An unfixed server's end-of-log checkpoint, made to look valid by an append at that position.
     const { client, nextOpened } = fakeClient(500);
-    const subscription = new EsdbSubscription(
-      client,
-      position(100),
-      { initialDelayMs: 1, maxDelayMs: 5 },
-      () => undefined,
-      ['UnitTested.v1'],
-    );
+    const subscription = filtered(client, position(100));
     const { options, stream } = await nextOpened(1);
     const checkpointReached = checkpointsOf(options);
     await checkpointReached(stream, position(500));
@@ -298,20 +291,6 @@ describe('EsdbSubscription', () => {
 });
 
 describe('EsdbSubscription, checkpoints', () => {
-  function filtered(client: EventStoreDBClient, after?: Position, ignored: string[] = []) {
-    return new EsdbSubscription(
-      client,
-      after,
-      {
-        initialDelayMs: 1,
-        maxDelayMs: 5,
-        onCheckpointIgnored: (p, reason) => ignored.push(`${p.commit}: ${reason}`),
-      },
-      () => undefined,
-      ['UnitTested.v1'],
-    );
-  }
-
   it('never passes an end-of-log checkpoint the server repeats before the event at its position', async () => {
     const { client, nextOpened, end } = fakeClient(500);
     const subscription = filtered(client, position(100));

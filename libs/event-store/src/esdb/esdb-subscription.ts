@@ -68,7 +68,7 @@ export class EsdbSubscription implements EventSubscription {
   private lastEvent: Position | undefined;
   /** The last checkpoint passed on: where a resubscription may start when it is beyond the last event. */
   private lastCheckpoint: Position | undefined;
-  /** The last record of the log as last read: checkpoints at or beyond it (and the last event) are checked again. */
+  /** The last record of the log as last read; read again for a checkpoint at or beyond it and the last event. */
   private knownEnd: Position | null = null;
   /** A checkpoint at the end of the log, held until the server shows it has read past it. */
   private held: Position | null = null;
