@@ -55,8 +55,13 @@ module.exports = {
   // session 15 (93.91, 88.46, 93.21, 95.07).
   coverageThreshold: { global: { statements: 93.7, branches: 88.2, functions: 93, lines: 94.9 } },
   projects: [
-    // The bench's own logic (its report writer, its CPU reading) and the scripts' are unit-tested like the code.
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench,scripts}/**/*.spec.ts'] },
+    // The bench's own logic (its report writer, its CPU reading), the scripts' and the mutation runs' sequencer
+    // are unit-tested like the code.
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{apps,libs,bench,scripts,test/mutation}/**/*.spec.ts'],
+    },
     {
       ...common,
       displayName: 'contract',

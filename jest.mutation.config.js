@@ -20,6 +20,9 @@ const extra = {
 };
 
 /**
+ * In the order they run under a mutant (test/mutation/unit-first-sequencer.js), the quickest to
+ * fail first; a target's own list, then its extra suites above.
+ *
  * Only the library's own specs: the read models and the event store are imported through their
  * index by specs all over the repository (43 import the event store), and jest's related-tests
  * search then loaded them, with their module graphs, for every mutant, to run none of their tests.
@@ -36,12 +39,12 @@ const own = {
     '<rootDir>/test/contract/read-store.mongo{,-swap}.spec.ts',
     '<rootDir>/apps/projector/src/mongo-lease.spec.ts',
   ],
-  // Its contract suites on the gRPC double (the real server's halves are skipped without
-  // EVENTSTORE_URL), its unit specs, and the spec of the errors it makes a store outage.
+  // Its unit specs, the spec of the errors it makes a store outage, and its contract suites on the
+  // gRPC double (the real server's halves are skipped without EVENTSTORE_URL).
   esdb: [
-    '<rootDir>/test/contract/event-store.esdb{,-server-behaviour}.spec.ts',
     '<rootDir>/libs/event-store/src/esdb/*.spec.ts',
     '<rootDir>/libs/event-store/src/store-unavailable.spec.ts',
+    '<rootDir>/test/contract/event-store.esdb{,-server-behaviour}.spec.ts',
   ],
   // Its unit specs and the e2e suites of the edge itself (each boots the API in-process): the
   // others, about the use cases, would each be loaded and booted for every mutant they cover.
