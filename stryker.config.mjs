@@ -5,12 +5,13 @@ const MUTATE = {
   domain: ['libs/domain/src/**/*.ts'],
   // All of it but the MongoDB attempt counters, tested against the wire double in the contract suite.
   auth: ['libs/auth/src/**/*.ts', '!libs/auth/src/attempt-counters/mongo-*.ts'],
-  // The embedded adapter and the port: the EventStoreDB adapter and the MongoDB checkpoint store are
-  // tested against doubles (contract and e2e-doubles suites).
+  // The embedded adapter and the port: the EventStoreDB adapter and the MongoDB checkpoint and data
+  // key stores are tested against doubles (contract and e2e-doubles suites), in their own targets.
   'event-store': [
     'libs/event-store/src/**/*.ts',
     '!libs/event-store/src/esdb/**',
     '!libs/event-store/src/processing/mongo/**',
+    '!libs/event-store/src/personal-data/mongo-*.ts',
   ],
   // The MongoDB adapter, like the EventStoreDB one, is tested against a double in the contract suite.
   'read-models': ['libs/read-models/src/**/*.ts', '!libs/read-models/src/mongo/**'],

@@ -4,10 +4,17 @@ import Fastify from 'fastify';
 import pino from 'pino';
 import { ChronicleConfig } from '@chronicle/config';
 import { edgeOptions, installEdge } from './edge';
-import { logRequests } from './logging';
+import {
+  loggerModuleParams,
+  logLifecycle,
+  logRequests,
+  logUnparsedRequest,
+  redactUrl,
+  startupLogger,
+} from './logging';
 
-/** The edge and the request log on a bare Fastify: what every refusal writes. */
-async function edgeWithLog() {
+/** A pino logger at `level` whose lines are parsed into `lines`. */
+function recordingLogger(level = 'info') {
   const lines: Array<Record<string, any>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -15,7 +22,26 @@ async function edgeWithLog() {
       done();
     },
   });
-  const logger = pino({ level: 'info' }, sink);
+  return { logger: pino({ level }, sink), lines };
+}
+
+/** Pino writes through a stream: its lines are in once the current turn is over. */
+const written = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Resolves once `holds` does, looking every 10 ms; fails after 5 s. */
+async function until(holds: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !holds(); waited += 10) {
+    if (waited >= 5_000) throw new Error(`Still waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Long enough for two of the lifecycle's polls (every 100 ms): for what must not happen. */
+const twoPolls = () => new Promise((resolve) => setTimeout(resolve, 250));
+
+/** The edge and the request log on a bare Fastify: what every refusal writes. */
+async function edgeWithLog() {
+  const { logger, lines } = recordingLogger();
   const config = {
     requestTimeoutSeconds: 30,
     trustProxy: false,
@@ -73,5 +99,188 @@ describe('request lines', () => {
     } finally {
       await fastify.close();
     }
+  });
+});
+
+describe('redactUrl', () => {
+  it('leaves a URL without a query as it is', () => {
+    expect(redactUrl('/users/u-1')).toBe('/users/u-1');
+  });
+
+  it('replaces the values of access_token and token, whatever their case or spelling, and keeps the rest', () => {
+    expect(redactUrl('/users?page=2&access_token=ct2.secret&TOKEN=abc&access%5Ftoken=x&flag')).toBe(
+      '/users?page=2&access_token=[redacted]&TOKEN=[redacted]&access%5Ftoken=[redacted]&flag',
+    );
+    expect(redactUrl('/reset?token')).toBe('/reset?token=[redacted]');
+  });
+
+  it('reads a name as the query parser does: + is a space, and bad percent-encoding is the raw name', () => {
+    expect(redactUrl('/x?to+ken=1&%E0%A4%A=2&a=token')).toBe('/x?to+ken=1&%E0%A4%A=2&a=token');
+  });
+});
+
+describe('startupLogger', () => {
+  it("writes each of Nest's levels at pino's, with the context Nest gives last", async () => {
+    const { logger, lines } = recordingLogger('trace');
+    const nest = startupLogger(logger);
+    nest.log('started', 'NestFactory');
+    nest.warn('slow', 'Store', 'extra');
+    nest.debug?.(42);
+    nest.verbose?.('detail', 7);
+    nest.fatal?.('dying', 'Main');
+    nest.error(new Error('broken'), 'Main');
+    await written();
+    expect(lines.map(({ level, msg, context }) => ({ level, msg, context }))).toEqual([
+      { level: 30, msg: 'started', context: 'NestFactory' },
+      { level: 40, msg: 'slow', context: 'extra' },
+      { level: 20, msg: '42', context: undefined },
+      { level: 10, msg: 'detail', context: undefined },
+      { level: 60, msg: 'dying', context: 'Main' },
+      { level: 50, msg: 'broken', context: 'Main' },
+    ]);
+    expect(lines[5].err).toMatchObject({ type: 'Error', message: 'broken' });
+    expect(lines[0].err).toBeUndefined();
+  });
+});
+
+describe('loggerModuleParams', () => {
+  it('hands nestjs-pino the one logger, with no per-request middleware', () => {
+    const { logger } = recordingLogger();
+    expect(loggerModuleParams(logger)).toEqual({ pinoHttp: { logger }, useExisting: true, forRoutes: [] });
+  });
+});
+
+describe('the request line', () => {
+  async function served(level = 'info') {
+    const { logger, lines } = recordingLogger(level);
+    const fastify = Fastify();
+    logRequests(fastify, logger);
+    fastify.get('/users/:id', async (request, reply) => {
+      (request as unknown as { user: { accountId: string } }).user = { accountId: 'a-7' };
+      const status = Number((request.query as { status?: string }).status ?? 200);
+      return reply.status(status).send({});
+    });
+    await fastify.ready();
+    return { fastify, lines };
+  }
+
+  it('says who asked what and how it went, the user agent cut to 200 characters', async () => {
+    const { fastify, lines } = await served();
+    await fastify.inject({
+      method: 'GET',
+      url: '/users/u-1?token=secret',
+      headers: { 'user-agent': 'a'.repeat(300), 'x-request-id': 'client-1' },
+    });
+    await fastify.inject({ method: 'GET', url: '/nowhere' });
+    await written();
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: {
+        method: 'GET',
+        route: '/users/:id',
+        url: '/users/u-1?token=[redacted]',
+        client: '127.0.0.1',
+        userAgent: 'a'.repeat(200),
+      },
+      accountId: 'a-7',
+      res: { statusCode: 200 },
+    });
+    expect(typeof lines[0].responseTime).toBe('number');
+    expect(lines[1]).toMatchObject({
+      level: 40,
+      req: { route: null, url: '/nowhere', userAgent: 'lightMyRequest' },
+      accountId: null,
+      res: { statusCode: 404 },
+    });
+    await fastify.close();
+  });
+
+  it('writes client errors as warnings and server errors as errors, and nothing below the level', async () => {
+    const { fastify, lines } = await served('warn');
+    for (const status of [200, 399, 400, 499, 500, 503]) {
+      await fastify.inject({ method: 'GET', url: `/users/u-1?status=${status}` });
+    }
+    await written();
+    expect(lines.map((line) => [line.res.statusCode, line.level])).toEqual([
+      [400, 40],
+      [499, 40],
+      [500, 50],
+      [503, 50],
+    ]);
+    await fastify.close();
+  });
+
+  it('writes what could be read of a request the parser refused, at the level of its status', async () => {
+    const { logger, lines } = recordingLogger('warn');
+    logUnparsedRequest(logger, 'r-1', '10.0.0.1', 400);
+    logUnparsedRequest(logger, 'r-2', null, 200);
+    logUnparsedRequest(logger, 'r-3', null, 503);
+    await written();
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'request completed',
+        req: {
+          id: 'r-1',
+          clientRequestId: null,
+          method: null,
+          route: null,
+          url: null,
+          client: '10.0.0.1',
+          userAgent: null,
+        },
+        accountId: null,
+        res: { statusCode: 400 },
+      }),
+      expect.objectContaining({ level: 50, req: expect.objectContaining({ id: 'r-3' }) }),
+    ]);
+  });
+});
+
+describe('logLifecycle', () => {
+  it('writes listening with the address, ready once caught up, then draining and stopped', async () => {
+    const { logger, lines } = recordingLogger();
+    const fastify = Fastify();
+    let caughtUp = false;
+    logLifecycle(fastify, logger, { metricsPort: 9464 } as ChronicleConfig, () => caughtUp);
+    await fastify.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = fastify.server.address() as { port: number };
+    await twoPolls();
+    expect(lines.map((line) => line.msg)).toEqual(['listening']);
+    expect(lines[0].address).toBe(`127.0.0.1:${port}`);
+    caughtUp = true;
+    await until(() => lines.length === 2, 'ready');
+    await fastify.close();
+    await written();
+    expect(lines.map((line) => line.msg)).toEqual([
+      'listening',
+      'ready',
+      'draining: requests in flight finish, then the server stops',
+      'stopped',
+    ]);
+    expect(lines[1].metricsPort).toBe(9464);
+  });
+
+  it('names no metrics port when metrics are off, and is never ready once closed', async () => {
+    const off = recordingLogger();
+    const fastify = Fastify();
+    let caughtUp = false;
+    logLifecycle(fastify, off.logger, { metricsPort: 0 } as ChronicleConfig, () => caughtUp);
+    await fastify.listen({ port: 0, host: '127.0.0.1' });
+    caughtUp = true;
+    await until(() => off.lines.length === 2, 'ready');
+    expect(off.lines[1]).toMatchObject({ msg: 'ready', metricsPort: null });
+
+    const closed = recordingLogger();
+    const second = Fastify();
+    logLifecycle(second, closed.logger, { metricsPort: 0 } as ChronicleConfig, () => caughtUp);
+    caughtUp = false;
+    await second.listen({ port: 0, host: '127.0.0.1' });
+    await second.close();
+    caughtUp = true;
+    await twoPolls();
+    expect(closed.lines.map((line) => line.msg)).not.toContain('ready');
+    await fastify.close();
   });
 });

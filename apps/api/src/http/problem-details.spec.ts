@@ -1,13 +1,33 @@
 import {
   ArgumentsHost,
   BadRequestException,
+  HttpException,
   Logger,
   NotFoundException,
   ServiceUnavailableException,
+  UnauthorizedException,
+  UnsupportedMediaTypeException,
 } from '@nestjs/common';
-import { SecurityEvents } from '@chronicle/application';
-import { PasswordChangedMeanwhileError, UnknownEventTypeError, WrongPasswordError } from '@chronicle/domain';
-import { StoreTimeoutError } from '@chronicle/event-store';
+import {
+  ConcurrencyConflictError,
+  EmailTakenError,
+  ForbiddenError,
+  PreconditionFailedError,
+  SecurityEvents,
+  TooManyAttemptsError,
+} from '@chronicle/application';
+import {
+  AlreadyExistsError,
+  CredentialsRevokedError,
+  ErasedError,
+  InvalidResetTokenError,
+  NotFoundError,
+  PasswordChangedMeanwhileError,
+  UnknownEventTypeError,
+  ValidationError,
+  WrongPasswordError,
+} from '@chronicle/domain';
+import { StoreTimeoutError, SubjectErasedError } from '@chronicle/event-store';
 import { ProblemDetailsFilter, toProblem } from './problem-details';
 
 const request = { method: 'GET', url: '/customers' };
@@ -162,6 +182,202 @@ describe('ProblemDetailsFilter and a wrong current password', () => {
       status: 400,
       type: 'wrong-password',
       logged: [],
+    });
+  });
+});
+
+describe('toProblem, error by error', () => {
+  const post = { method: 'POST', url: '/customers' };
+  const patch = { method: 'PATCH', url: '/users/1' };
+  const BEARER = 'Bearer realm="api"';
+  const BASIC = 'Basic realm="api", charset="UTF-8"';
+
+  it('challenges a 401 with both schemes, invalid_token for a rejected token, and keeps the challenge out of the body', () => {
+    const rejected = toProblem(
+      new UnauthorizedException({
+        type: 'unauthorized',
+        title: 'Unauthorized',
+        detail: 'The token is not valid',
+        challenge: { invalidToken: true },
+      }),
+      post,
+    );
+    expect(rejected).toEqual({
+      problem: { type: 'unauthorized', title: 'Unauthorized', status: 401, detail: 'The token is not valid' },
+      headers: { 'www-authenticate': [`${BEARER}, error="invalid_token"`, BASIC] },
+    });
+    expect(toProblem(new UnauthorizedException(), post).headers).toEqual({
+      'www-authenticate': [BEARER, BASIC],
+    });
+  });
+
+  it('names the patch format beside a 415 to a PATCH only, from Nest or from Fastify', () => {
+    const nest = new UnsupportedMediaTypeException('The request body must be application/json.');
+    const fastify = Object.assign(new Error('unsupported'), {
+      statusCode: 415,
+      code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+    });
+    for (const error of [nest, fastify]) {
+      expect(toProblem(error, patch).headers).toEqual({ 'accept-patch': 'application/merge-patch+json' });
+      expect(toProblem(error, post).headers).toEqual({});
+    }
+    expect(toProblem(fastify, post).problem).toEqual({
+      type: 'unsupported-media-type',
+      title: 'Unsupported Media Type',
+      status: 415,
+      detail: 'The Content-Type of the request body is not supported.',
+    });
+  });
+
+  it('asks a rate-limited client to wait, by a 429 of its own or a limit', () => {
+    const limited = new HttpException(
+      { type: 'too-many-requests', title: 'Too Many Requests', retryAfter: 30 },
+      429,
+    );
+    expect(toProblem(limited, post).headers).toEqual({ 'retry-after': '30' });
+    expect(toProblem(new HttpException({ type: 'too-many-requests' }, 429), post).headers).toEqual({});
+    expect(toProblem(new TooManyAttemptsError(60, 'Too many attempts; try again later.'), post)).toEqual({
+      problem: {
+        type: 'too-many-requests',
+        title: 'Too Many Requests',
+        status: 429,
+        detail: 'Too many attempts; try again later.',
+      },
+      headers: { 'retry-after': '60' },
+    });
+  });
+
+  it("takes an HttpException's detail from its text or its messages, and its type and title from its status", () => {
+    expect(toProblem(new BadRequestException('page must be an integer'), post).problem).toEqual({
+      type: 'bad-request',
+      title: 'Bad Request',
+      status: 400,
+      detail: 'page must be an integer',
+    });
+    expect(toProblem(new HttpException({ message: ['one', 'two'] }, 400), post).problem.detail).toBe(
+      'one; two',
+    );
+    expect(toProblem(new HttpException({ message: 7 }, 400), post).problem).toEqual({
+      type: 'bad-request',
+      title: 'Bad Request',
+      status: 400,
+    });
+    expect(toProblem(new HttpException({ other: 'x' }, 418), post).problem).toEqual({
+      type: 'bad-request',
+      title: "I'm a Teapot",
+      status: 418,
+    });
+    expect(toProblem(new HttpException('odd', 599), post).problem).toEqual({
+      type: 'internal-error',
+      title: 'Error',
+      status: 599,
+      detail: 'odd',
+    });
+  });
+
+  it('answers a revoked token with 401 and the invalid_token challenge', () => {
+    expect(toProblem(new CredentialsRevokedError(), post)).toEqual({
+      problem: {
+        type: 'unauthorized',
+        title: 'Unauthorized',
+        status: 401,
+        detail: 'The credentials are no longer valid',
+      },
+      headers: { 'www-authenticate': [`${BEARER}, error="invalid_token"`, BASIC] },
+    });
+  });
+
+  it('answers broken rules with 422 and the field errors, under the rule that was broken', () => {
+    const errors = [{ field: 'age', message: 'age must be an integer from 0 to 150' }];
+    expect(toProblem(new ValidationError(errors), post)).toEqual({
+      problem: {
+        type: 'validation-error',
+        title: 'Invalid values',
+        status: 422,
+        detail: 'age: age must be an integer from 0 to 150',
+        errors,
+      },
+      headers: {},
+    });
+    expect(toProblem(new ValidationError(errors, 'password-too-common'), post).problem.type).toBe(
+      'password-too-common',
+    );
+  });
+
+  it.each([
+    [new InvalidResetTokenError(), 400, 'invalid-reset-token', 'Bad Request'],
+    [new NotFoundError('User 7'), 404, 'not-found', 'Not Found'],
+    [new ErasedError('User 7', '2026-01-01T00:00:00.000Z'), 410, 'erased', 'Gone'],
+    [
+      new SubjectErasedError({ subject: { kind: 'user', id: '7' }, erasedAt: '2026-01-01T00:00:00.000Z' }),
+      410,
+      'erased',
+      'Gone',
+    ],
+    [new ForbiddenError('Only the account itself'), 403, 'forbidden', 'Forbidden'],
+    [new PreconditionFailedError(3), 412, 'precondition-failed', 'Precondition Failed'],
+    [new EmailTakenError(), 409, 'email-taken', 'Conflict'],
+    [new AlreadyExistsError('Customer 7'), 409, 'conflict', 'Conflict'],
+    [new ConcurrencyConflictError('customer-7'), 409, 'conflict', 'Conflict'],
+  ])('answers %p with %i %s, its message the detail', (error, status, type, title) => {
+    expect(toProblem(error, post)).toEqual({
+      problem: { type, title, status, detail: (error as Error).message },
+      headers: {},
+    });
+  });
+
+  it("maps Fastify's own client errors: size, JSON, and any other 4xx as it is", () => {
+    const fastifyError = (statusCode: unknown, code?: string, message?: string) =>
+      Object.assign(new Error(message), { statusCode, code, message });
+    expect(toProblem(fastifyError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'too large'), post).problem).toEqual({
+      type: 'payload-too-large',
+      title: 'Payload Too Large',
+      status: 413,
+      detail: 'The request body is larger than 64 KiB.',
+    });
+    for (const code of ['FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_JSON_BODY']) {
+      expect(toProblem(fastifyError(400, code, 'Body cannot be empty'), post).problem).toEqual({
+        type: 'malformed-json',
+        title: 'Bad Request',
+        status: 400,
+        detail: 'The request body is not valid JSON.',
+      });
+    }
+    // The edge's own parser explains itself.
+    const nested = Object.assign(new SyntaxError('The JSON is nested more than 32 deep.'), {
+      statusCode: 400,
+    });
+    expect(toProblem(nested, post).problem).toEqual({
+      type: 'malformed-json',
+      title: 'Bad Request',
+      status: 400,
+      detail: 'The JSON is nested more than 32 deep.',
+    });
+    expect(toProblem(fastifyError(431, 'FST_OTHER', 'Header too large'), post).problem).toEqual({
+      type: 'bad-request',
+      title: 'Request Header Fields Too Large',
+      status: 431,
+      detail: 'Header too large',
+    });
+    expect(toProblem({ statusCode: 400 }, post).problem.detail).toBe('Bad Request');
+    expect(toProblem({ statusCode: 499 }, post).problem.detail).toBe('Bad request');
+  });
+
+  it.each([
+    ['a 5xx status', { statusCode: 500, message: 'internal' }],
+    ['a status below 400', { statusCode: 302, message: 'moved' }],
+    ['a status that is not a number', { statusCode: '400', message: 'text' }],
+    ['a thrown string', 'boom'],
+    ['null', null],
+  ])('answers anything else, such as %s, with 500 and nothing of it', (_case, error) => {
+    expect(toProblem(error, post)).toEqual({
+      problem: {
+        type: 'internal-error',
+        title: 'Internal Server Error',
+        status: 500,
+        detail: 'An unexpected error occurred.',
+      },
+      headers: {},
     });
   });
 });

@@ -30,7 +30,10 @@ describe('RepresentationOffers', () => {
     try {
       routes.choose('image/png');
     } catch (error) {
-      expect((error as NotAcceptableException).getResponse()).toMatchObject({
+      expect((error as NotAcceptableException).getResponse()).toEqual({
+        type: 'not-acceptable',
+        title: 'Not Acceptable',
+        detail: 'None of the media types in Accept is offered. Supported: application/json, text/csv.',
         supported: ['application/json', 'text/csv'],
       });
     }
@@ -53,5 +56,16 @@ describe('RepresentationOffers', () => {
     }
     routes.choose('text/csv;q=0.1');
     expect(negotiated).toHaveBeenCalledTimes(4);
+  });
+
+  it('remembers a value up to 256 characters long, and not one longer', () => {
+    const routes = offers();
+    // Padded with the spaces a header may carry after a value.
+    const ofLength = (length: number) => 'text/csv'.padEnd(length, ' ');
+    for (let i = 0; i < 2; i++) {
+      expect(routes.choose(ofLength(256))).toBe('csv');
+      expect(routes.choose(ofLength(257))).toBe('csv');
+    }
+    expect(negotiated).toHaveBeenCalledTimes(3);
   });
 });

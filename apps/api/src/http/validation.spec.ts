@@ -6,7 +6,8 @@ import {
   PasswordResetRequestDto,
 } from '../account-password/account-password.dto';
 import { GetUserQueryDto } from '../users/user.dto';
-import { bodyProblems, QueryValidationPipe } from './validation';
+import { MERGE_PATCH_MEDIA_TYPE } from './edge';
+import { bodyProblems, QueryValidationPipe, requireJsonObject } from './validation';
 
 const pipe = new QueryValidationPipe();
 const check = (query: Record<string, unknown>, metatype: new () => object = ListCustomersQueryDto) =>
@@ -59,6 +60,19 @@ describe('QueryValidationPipe', () => {
     ],
   ])('refuses %j, naming %s with its declared message', (query, field, message) => {
     expect(refusal(query).errors).toEqual([{ field, message }]);
+  });
+
+  it('answers a refusal as invalid-parameters, with every field named', () => {
+    expect(refusal({ page: '0' })).toEqual({
+      type: 'invalid-parameters',
+      title: 'Invalid query parameters',
+      detail: 'One or more query parameters are invalid.',
+      errors: [{ field: 'page', message: 'page must be 1 or more' }],
+    });
+  });
+
+  it('leaves a single named query parameter alone: its own pipe checks it', () => {
+    expect(pipe.transform('0', { type: 'query', metatype: ListCustomersQueryDto, data: 'page' })).toBe('0');
   });
 
   it('lists every invalid parameter', () => {
@@ -122,7 +136,44 @@ describe('bodyProblems', () => {
     });
   });
 
+  it('calls a missing member malformed, also beside a value that breaks a rule', () => {
+    expect(bodyProblems(PasswordResetCompletionDto, { new: 'short' })).toEqual({
+      malformed: true,
+      errors: [
+        { field: 'token', message: 'token is required' },
+        { field: 'new', message: 'new must be 8 to 256 characters long' },
+      ],
+    });
+  });
+
   it('refuses a body that is not an object without reading its members', () => {
     expect(bodyProblems(PasswordResetRequestDto, null)).toMatchObject({ malformed: true });
+  });
+});
+
+describe('requireJsonObject', () => {
+  it('takes a JSON object as it is', () => {
+    const body = { name: 'Ada' };
+    expect(requireJsonObject(body, 'application/json')).toBe(body);
+  });
+
+  it.each([
+    [[], 'application/json', 'invalid-body', 'Invalid request body'],
+    [null, 'application/json', 'invalid-body', 'Invalid request body'],
+    ['text', MERGE_PATCH_MEDIA_TYPE, 'invalid-patch', 'Invalid merge patch'],
+    [7, MERGE_PATCH_MEDIA_TYPE, 'invalid-patch', 'Invalid merge patch'],
+  ])('refuses %j sent as %s: 400 %s', (body, mediaType, type, title) => {
+    let thrown: unknown;
+    try {
+      requireJsonObject(body, mediaType);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(BadRequestException);
+    expect((thrown as BadRequestException).getResponse()).toEqual({
+      type,
+      title,
+      detail: `The body must be a JSON object sent as ${mediaType}.`,
+    });
   });
 });
