@@ -12,7 +12,6 @@ import {
   isSystemEvent,
   positionOf,
   readLogEnd,
-  readRecordTypeAt,
   toChainLink,
   toEsdbExpectedRevision,
 } from './esdb-events';
@@ -113,33 +112,22 @@ describe('esdb events', () => {
     expect(() => positionOf({})).toThrow('Event (none) came without a $all position');
   });
 
-  /** A client whose reads of `$all` return `records`, noting what each read asked. */
-  const reading = (records: ResolvedEvent[]) => {
-    const asked: unknown[] = [];
-    const client = {
-      readAll: async function* (options: unknown) {
-        asked.push(options);
-        await Promise.resolve();
-        yield* records;
-      },
-    } as unknown as EventStoreDBClient;
-    return { client, asked };
-  };
-
   it("reads the end of the log as its last record's position, or null when it is empty", async () => {
+    const reading = (records: ResolvedEvent[]) => {
+      const asked: unknown[] = [];
+      const client = {
+        readAll: async function* (options: unknown) {
+          asked.push(options);
+          await Promise.resolve();
+          yield* records;
+        },
+      } as unknown as EventStoreDBClient;
+      return { client, asked };
+    };
     const last = reading([resolved({ position: { commit: 7n, prepare: 5n } })]);
     expect(await readLogEnd(last.client)).toEqual(position(7, 5));
     expect(last.asked).toEqual([{ direction: 'backwards', fromPosition: 'end', maxCount: 1 }]);
     expect(await readLogEnd(reading([]).client)).toBeNull();
-  });
-
-  it('reads the type of the record at a position, or null when the read starts elsewhere or finds none', async () => {
-    const at = reading([resolved({ type: 'UserRegistered.v1', position: { commit: 7n, prepare: 5n } })]);
-    expect(await readRecordTypeAt(at.client, position(7, 5))).toBe('UserRegistered.v1');
-    expect(at.asked).toEqual([{ fromPosition: position(7, 5), maxCount: 1 }]);
-    expect(await readRecordTypeAt(at.client, position(7, 4))).toBeNull();
-    expect(await readRecordTypeAt(at.client, position(6, 5))).toBeNull();
-    expect(await readRecordTypeAt(reading([]).client, position(7, 5))).toBeNull();
   });
 
   it('recognises the server refusing an argument (gRPC code 3) and nothing else', () => {

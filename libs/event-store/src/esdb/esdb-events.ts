@@ -8,13 +8,12 @@ import {
   type EventData as EsdbEventData,
   jsonEvent,
   NO_STREAM,
-  type ReadAllOptions,
   type ResolvedEvent,
   STREAM_EXISTS,
 } from '@eventstore/db-client';
 import type { EventMetadata, ExpectedRevision, NewEvent, RecordedEvent } from '../event-store.port';
 import type { ChainLink } from '../integrity/history-chain';
-import { comparePositions, formatPosition, type Position } from '../position';
+import { formatPosition, type Position } from '../position';
 
 /** System streams and events (`$`-prefixed) are the server's, never the application's. */
 export function isSystemEvent(stream: string, type: string): boolean {
@@ -110,35 +109,13 @@ export function toChainLink(event: RecordedEvent): ChainLink {
   };
 }
 
-/** The one record a read of `$all` asked for (`maxCount: 1`), read to its end; undefined for none. */
-async function readOne(
-  client: EventStoreDBClient,
-  options: ReadAllOptions,
-): Promise<ResolvedEvent | undefined> {
-  const read: ResolvedEvent[] = [];
-  for await (const resolved of client.readAll({ ...options, maxCount: 1 })) read.push(resolved);
-  return read[0];
-}
-
 /** The position of the log's last record, system records included; null for an empty log. */
 export async function readLogEnd(client: EventStoreDBClient): Promise<Position | null> {
-  const last = await readOne(client, { direction: BACKWARDS, fromPosition: END });
-  return last === undefined ? null : positionOf(last);
-}
-
-/**
- * The type of the record that starts at `position`; null when the log holds none from there on.
- * A position inside a record fails the read with INVALID_ARGUMENT.
- */
-export async function readRecordTypeAt(
-  client: EventStoreDBClient,
-  position: Position,
-): Promise<string | null> {
-  // Forwards from a record's own position, the read starts with that record.
-  const first = await readOne(client, { fromPosition: position });
-  return first !== undefined && comparePositions(positionOf(first), position) === 0
-    ? first.event!.type
-    : null;
+  const last: ResolvedEvent[] = [];
+  for await (const resolved of client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 })) {
+    last.push(resolved);
+  }
+  return last.length === 0 ? null : positionOf(last[0]);
 }
 
 /** gRPC INVALID_ARGUMENT from the server: the client maps it to an UnknownError that keeps the code. */

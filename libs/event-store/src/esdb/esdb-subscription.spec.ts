@@ -1,9 +1,7 @@
-import {
-  type AllStreamResolvedEvent,
-  BACKWARDS,
-  type EventStoreDBClient,
-  type ReadAllOptions,
-  type SubscribeToAllOptions,
+import type {
+  AllStreamResolvedEvent,
+  EventStoreDBClient,
+  SubscribeToAllOptions,
 } from '@eventstore/db-client';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -53,44 +51,20 @@ function resolved(commit: number, stream = 'unit-1', type = 'UnitTested.v1'): Al
 const WAIT_MS = 2_000;
 
 /**
- * A client whose log ends at `end.at` (null: an empty log; 'unreadable': its read fails), with
- * records of the types in `end.types` before it (by position; the others are system records), and
- * that counts the reads of where it ends and of a record's type. `end.recordRead` fails the latter.
+ * A client whose log ends at `end.at` (null: an empty log; 'unreadable': its read fails), and that
+ * counts the reads of where it ends.
  */
 function fakeClient(logEnd: number | null | 'unreadable' = 1_000) {
   const opened: { options: SubscribeToAllOptions; stream: FakeServerSubscription }[] = [];
   const waiters: (() => void)[] = [];
-  const end = {
-    at: logEnd,
-    reads: 0,
-    types: {} as Record<number, string>,
-    recordReads: 0,
-    recordRead: 'readable' as 'readable' | 'inside a record' | 'unreadable',
-  };
+  const end = { at: logEnd, reads: 0 };
   const client = {
-    readAll: async function* (options: ReadAllOptions) {
+    // The backwards read of one record that tells where the log ends.
+    readAll: async function* () {
+      end.reads++;
       await Promise.resolve();
-      if (options.direction === BACKWARDS) {
-        // The backwards read of one record that tells where the log ends.
-        end.reads++;
-        if (end.at === 'unreadable') throw new Error('connection reset');
-        if (end.at !== null) yield resolved(end.at, '$stats-node', '$statsCollected');
-        return;
-      }
-      // Forwards from a position: the record there, or the next one.
-      end.recordReads++;
-      if (end.recordRead === 'inside a record')
-        throw Object.assign(new Error('Invalid position'), { code: 3 });
-      if (end.recordRead === 'unreadable') throw new Error('connection reset');
-      const from = Number((options.fromPosition as Position).commit);
-      const typed = Object.keys(end.types)
-        .map(Number)
-        .filter((at) => at >= from);
-      const at = Math.min(...typed, typeof end.at === 'number' ? end.at : Infinity);
-      if (at === Infinity) return;
-      yield end.types[at] === undefined
-        ? resolved(at, '$stats-node', '$statsCollected')
-        : resolved(at, 'unit-1', end.types[at]);
+      if (end.at === 'unreadable') throw new Error('connection reset');
+      if (end.at !== null) yield resolved(end.at, '$stats-node', '$statsCollected');
     },
     subscribeToAll(options: SubscribeToAllOptions) {
       const stream = new FakeServerSubscription();
@@ -331,82 +305,6 @@ describe('EsdbSubscription, checkpoints', () => {
 
     // Then dropped, as at or before the event at 500 that came after it.
     expect(await take(iterator, 2)).toEqual(['ev:500', 'ev:600']);
-    await closeWithin(subscription);
-  });
-
-  it('holds a checkpoint the log has grown past when the record there is an event still to come', async () => {
-    // Sent at the end of the log, at 500; an append at 700 came before the read of the end.
-    const { client, nextOpened, end } = fakeClient(700);
-    end.types[500] = 'UnitTested.v1';
-    const subscription = filtered(client, position(100));
-    const { options, stream } = await nextOpened(1);
-    await checkpointsOf(options)(stream, position(500));
-    expect(end.recordReads).toBe(1);
-    stream.push(resolved(500));
-    stream.push(resolved(700));
-    const iterator = subscription[Symbol.asyncIterator]();
-
-    expect(await take(iterator, 2)).toEqual(['ev:500', 'ev:700']);
-    await closeWithin(subscription);
-  });
-
-  it.each([
-    ['an event of a type it does not receive', { 500: 'Other.v1' }],
-    ['a system record', {}],
-  ])('passes a checkpoint before the end at once when the record there is %s', async (_case, types) => {
-    const { client, nextOpened, end } = fakeClient(700);
-    Object.assign(end.types, types);
-    const subscription = filtered(client, position(100));
-    const { options, stream } = await nextOpened(1);
-    await checkpointsOf(options)(stream, position(500));
-    const iterator = subscription[Symbol.asyncIterator]();
-
-    expect(await take(iterator, 1)).toEqual(['cp:500']);
-    await closeWithin(subscription);
-  });
-
-  it('keeps holding an end-of-log checkpoint the server repeats after the log grew', async () => {
-    const { client, nextOpened, end } = fakeClient(500);
-    end.types[500] = 'UnitTested.v1';
-    const ignored: string[] = [];
-    const subscription = filtered(client, position(100), ignored);
-    const { options, stream } = await nextOpened(1);
-    const checkpoint = checkpointsOf(options);
-    await checkpoint(stream, position(500));
-    end.at = 700;
-    // Read again, the end has moved: the record at 500 is the event still to come.
-    await checkpoint(stream, position(500));
-    // A wrong checkpoint beyond the end teaches the new end; the repeat is then before it.
-    await checkpoint(stream, position(800));
-    await checkpoint(stream, position(500));
-    await checkpoint(stream, position(400));
-    stream.push(resolved(500));
-    stream.push(resolved(600));
-    const iterator = subscription[Symbol.asyncIterator]();
-
-    expect(await take(iterator, 2)).toEqual(['ev:500', 'ev:600']);
-    expect(ignored).toEqual(['800: beyond the end of the log (a log ending at 700)']);
-    await closeWithin(subscription);
-  });
-
-  it('ignores a checkpoint inside a record, reported, and one whose record it cannot read, silently', async () => {
-    const { client, nextOpened, end } = fakeClient(700);
-    const ignored: string[] = [];
-    const subscription = filtered(client, position(100), ignored);
-    const { options, stream } = await nextOpened(1);
-    end.recordRead = 'inside a record';
-    await checkpointsOf(options)(stream, position(500));
-    // At the end it knows, so the end is read again; it has moved on.
-    end.at = 900;
-    end.recordRead = 'unreadable';
-    await checkpointsOf(options)(stream, position(700));
-    expect(end.recordReads).toBe(2);
-    end.recordRead = 'readable';
-    await checkpointsOf(options)(stream, position(650));
-    const iterator = subscription[Symbol.asyncIterator]();
-
-    expect(await take(iterator, 1)).toEqual(['cp:650']);
-    expect(ignored).toEqual(['500: no record starts there']);
     await closeWithin(subscription);
   });
 

@@ -9,14 +9,7 @@ import {
 import { backOffDelay } from '@chronicle/config';
 import { type EventSubscription, InvalidPositionError, type SubscriptionMessage } from '../event-store.port';
 import { comparePositions, formatPosition, type Position, positionProblem } from '../position';
-import {
-  fromResolvedEvent,
-  isInvalidArgument,
-  isSystemEvent,
-  positionOf,
-  readLogEnd,
-  readRecordTypeAt,
-} from './esdb-events';
+import { fromResolvedEvent, isInvalidArgument, isSystemEvent, positionOf, readLogEnd } from './esdb-events';
 
 export interface ResubscribeOptions {
   /** Wait before the first resubscription after a drop; doubled per failed attempt. */
@@ -65,9 +58,8 @@ interface Deferred {
  * 24.2 to 24.10.4 (KurrentDB PR 4892), the end of the log after an empty page (PR 4975). So a
  * checkpoint never suppresses an event (events are de-duplicated against the last event only),
  * one that names no record of the log is ignored and reported, one the client announces while
- * events it received before are still buffered is passed on only after them, and one that may be
- * at the end of the log (its last record, or an event this subscription is still to receive) is
- * held until the server has read past it.
+ * events it received before are still buffered is passed on only after them, and one at the end of
+ * the log is held until the server has read past it.
  */
 export class EsdbSubscription implements EventSubscription {
   private readonly queue: SubscriptionMessage[] = [];
@@ -198,23 +190,22 @@ export class EsdbSubscription implements EventSubscription {
         applyDue();
       };
 
-      const eventTypes = this.eventTypes;
       const subscription = this.client.subscribeToAll({
         fromPosition: this.resumeAfter() ?? START,
         filter:
-          eventTypes === null
+          this.eventTypes === null
             ? excludeSystemEvents()
             : eventTypeFilter({
-                regex: exactly(eventTypes),
+                regex: exactly(this.eventTypes),
                 // The server reports how far its filter has scanned, every search window.
                 checkpointInterval: 1,
                 // The client waits for this before it reads on, so the check keeps the order.
                 checkpointReached: async (_subscription, reached) => {
                   progressed();
                   const afterReceived = received + subscription.readableLength;
-                  const checked = await this.checkedCheckpoint(reached, eventTypes);
+                  const checked = await this.checkedCheckpoint(reached);
                   if (checked)
-                    defer(afterReceived, () => this.takeCheckpoint(checked.position, checked.hold));
+                    defer(afterReceived, () => this.takeCheckpoint(checked.position, checked.atEnd));
                 },
               }),
       });
@@ -256,13 +247,13 @@ export class EsdbSubscription implements EventSubscription {
 
   /**
    * The checkpoint, or null when it names no record of the log (reported, then ignored).
-   * `hold`: it may be the end-of-log checkpoint of an unfixed server that an append at that very
-   * position has made look valid, sent before the event there (of one of `eventTypes`).
+   * `atEnd`: it is the log's last record, read just now, so it may be the end-of-log checkpoint
+   * of an unfixed server that an append at that very position has made look valid.
    */
-  private async checkedCheckpoint(
-    reached: { commit: bigint; prepare: bigint },
-    eventTypes: readonly string[],
-  ): Promise<{ position: Position; hold: boolean } | null> {
+  private async checkedCheckpoint(reached: {
+    commit: bigint;
+    prepare: bigint;
+  }): Promise<{ position: Position; atEnd: boolean } | null> {
     const position = { commit: reached.commit, prepare: reached.prepare };
     const problem = positionProblem(position);
     if (problem !== null) return this.ignoreCheckpoint(position, problem);
@@ -270,7 +261,7 @@ export class EsdbSubscription implements EventSubscription {
     // at the known end it may be, and a server repeats that one while the log does not grow.
     const seen = this.lastEvent !== undefined && comparePositions(position, this.lastEvent) <= 0;
     if (seen || (this.knownEnd !== null && comparePositions(position, this.knownEnd) < 0)) {
-      return { position, hold: false };
+      return { position, atEnd: false };
     }
     try {
       this.knownEnd = await readLogEnd(this.client);
@@ -284,26 +275,7 @@ export class EsdbSubscription implements EventSubscription {
       return this.ignoreCheckpoint(position, `beyond the end of the log (${end})`);
     }
     // At the last record itself, it may be that record's own end-of-log checkpoint.
-    if (comparePositions(position, this.knownEnd) === 0) return { position, hold: true };
-    // Before the end just read, it may still be one: the log may have grown since the server sent
-    // it. It is harmless unless the record there is an event still to come.
-    return this.checkedRecord(position, eventTypes);
-  }
-
-  /** The checkpoint, held when the record at it is an event this subscription is still to receive. */
-  private async checkedRecord(
-    position: Position,
-    eventTypes: readonly string[],
-  ): Promise<{ position: Position; hold: boolean } | null> {
-    let type: string | null;
-    try {
-      type = await readRecordTypeAt(this.client, position);
-    } catch (error) {
-      // A position inside a record: resuming there would fail too.
-      if (isInvalidArgument(error)) return this.ignoreCheckpoint(position, 'no record starts there');
-      return null;
-    }
-    return { position, hold: type !== null && eventTypes.includes(type) };
+    return { position, atEnd: comparePositions(position, this.knownEnd) === 0 };
   }
 
   private ignoreCheckpoint(position: Position, reason: string): null {
@@ -312,16 +284,14 @@ export class EsdbSubscription implements EventSubscription {
   }
 
   /**
-   * Passes a checkpoint on, or holds it when it may be an end-of-log one: then it is passed on
+   * Passes a checkpoint on, or holds it when it was at the end of the log: then it is passed on
    * only once a later event or checkpoint shows the server has read past it, as an event written
    * at that very position arrives first.
    */
-  private takeCheckpoint(position: Position, hold: boolean): void {
+  private takeCheckpoint(position: Position, atEnd: boolean): void {
     if (this.closed || this.fault) return;
     this.releaseHeld(position);
-    // Still held, so this one is at or before it (a server repeats its end-of-log checkpoint): nothing new.
-    if (this.held) return;
-    if (hold) this.held = position;
+    if (atEnd) this.held = position;
     else this.passCheckpoint(position);
   }
 
