@@ -4,6 +4,7 @@ import { Clock, passwordSaga } from '@chronicle/application';
 import { CheckpointStore, comparePositions, EventStore, Position } from '@chronicle/event-store';
 import { startSmtpCatcher } from '../support/smtp-catcher';
 import { eventually } from './support/eventually';
+import { clearOfLimitWindowEnd } from './support/limit-window';
 import { basic, issueToken, newDataDir, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 type Catcher = Awaited<ReturnType<typeof startSmtpCatcher>>;
@@ -262,6 +263,7 @@ describe('PUT /api/v1/account/password', () => {
   });
 
   it('rate limits reset requests per address with 429 and Retry-After', async () => {
+    await clearOfLimitWindowEnd();
     const email = 'limited@example.com';
     for (let i = 0; i < 3; i++) expect((await putPassword(subject.url, { email })).status).toBe(202);
     const limited = await putPassword(subject.url, { email: ' LIMITED@example.com ' });
@@ -299,6 +301,7 @@ describe('the per-client limit on reset requests', () => {
   afterAll(() => subject.destroy());
 
   it('answers 429 to a client past RESET_REQUESTS_PER_CLIENT, whatever the address asked for', async () => {
+    await clearOfLimitWindowEnd();
     expect(await requestFrom('127.0.0.1', 'first@example.com')).toBe(202);
     expect(await requestFrom('127.0.0.1', 'second@example.com')).toBe(202);
     expect(await requestFrom('127.0.0.1', 'third@example.com')).toBe(429);

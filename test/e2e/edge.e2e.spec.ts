@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
+import { clearOfLimitWindowEnd } from './support/limit-window';
 import { basic, issueToken, rawRequest, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -411,6 +412,7 @@ describe('the HTTP edge, configured', () => {
   });
 
   it('keeps one rate-limit bucket per forwarded client behind a trusted proxy', async () => {
+    await clearOfLimitWindowEnd();
     const behindProxy = await startTestApp({
       env: { TRUST_PROXY: '127.0.0.1', RESET_REQUESTS_PER_CLIENT: '2' },
     });

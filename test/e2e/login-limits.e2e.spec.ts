@@ -1,5 +1,6 @@
 import { Api, startApi, stopRunning } from '../support/app-process';
 import { createAccountWithCli, startSharedDoubles } from './support/api-process';
+import { clearOfLimitWindowEnd } from './support/limit-window';
 import { basic, issueToken, newDataDir, startTestApp, TestApp } from './support/test-app';
 
 interface Answer {
@@ -45,6 +46,9 @@ const LIMITS = {
   RESET_REQUESTS_PER_EMAIL: '2',
   RESET_REQUESTS_PER_CLIENT: '4',
 };
+
+// Every test here counts up to a limit.
+beforeEach(() => clearOfLimitWindowEnd(), 20_000);
 
 describe('failed-login limits', () => {
   let subject: TestApp;

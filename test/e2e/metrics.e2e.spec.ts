@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventStore } from '@chronicle/event-store';
 import { freePort } from '../support/free-port';
+import { clearOfLimitWindowEnd } from './support/limit-window';
 import { scrape, valueOf } from './support/scrape';
 import { basic, E2E_BACKEND, startTestApp, TestAccount, TestApp } from './support/test-app';
 
@@ -93,6 +94,7 @@ describeEmbedded('GET /metrics on METRICS_PORT', () => {
   });
 
   it('counts e-mails sent and requests refused by a rate limit', async () => {
+    await clearOfLimitWindowEnd();
     const mails = { template: 'password-reset', outcome: 'sent' };
     const before = await scrape(metricsPort);
     const request = () =>

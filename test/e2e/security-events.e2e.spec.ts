@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import { AccessTokenCodec, SecurityEvents } from '@chronicle/application';
 import { runCliProcess } from './support/cli-process';
+import { clearOfLimitWindowEnd } from './support/limit-window';
 import { basic, issueToken, startTestApp, TestAccount, TestApp } from './support/test-app';
 
 /** Failures and audit reads leave a trace in the history, coalesced (issue 22). */
@@ -65,6 +66,7 @@ describe('security events', () => {
   });
 
   it('records a wrong old password, an invalid reset token, a 403 on an admin route and 429s', async () => {
+    await clearOfLimitWindowEnd();
     expect(
       (await put({ old: 'wrong old password', new: 'a new long passphrase' }, basic(member))).status,
     ).toBe(400);
