@@ -41,10 +41,15 @@ const describeOnDoubles = E2E_BACKEND === 'doubles' ? describe : describe.skip;
 
 jest.setTimeout(150_000);
 
-// Long enough that a renewal outlasts the MongoDB double's slowest bulk write under load.
-const LEASE_TTL_SECONDS = 3;
+// A takeover waits this out, so short; but a projector whose renewal misses it exits (code 75),
+// and its renewals are answered by the MongoDB double in this busy jest worker. At 3 s, on 2 busy
+// cores, a successor missed one mid-replay and exited: its checkpoint stopped short (CI, 2026-11-28).
+const LEASE_TTL_SECONDS = 10;
 /** The deployment's: the test's own store and the projectors read one key store. */
 const DATA_KEY_SECRET = randomBytes(32).toString('hex');
+/** The projectors the running test started: stopped after it, and their output shown when it fails. */
+let projectors: AppProcess[] = [];
+
 const SILENT = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 describeOnDoubles('the projector process', () => {
@@ -56,7 +61,6 @@ describeOnDoubles('the projector process', () => {
   let store: EventStore;
   let dataDir: string;
   let database: string;
-  let projectors: AppProcess[];
 
   beforeAll(async () => {
     mongo = await startMongoDouble({ onCommand: (db, command) => onMongoCommand?.(db, command) });
@@ -358,8 +362,13 @@ async function waitForCheckpoint(db: Db, head: Position, ms = 60_000): Promise<v
   for (;;) {
     const checkpoint = await checkpointOf(db);
     if (checkpoint && positionKey(checkpoint) >= positionKey(head)) return;
-    if (Date.now() > deadline)
-      throw new Error(`The checkpoint did not reach ${positionKey(head)} within ${ms} ms`);
+    if (Date.now() > deadline) {
+      const reached = checkpoint ? positionKey(checkpoint) : 'none';
+      const logs = projectors.map((started) => `projector ${started.pid}:\n${started.output()}`);
+      throw new Error(
+        `The checkpoint did not reach ${positionKey(head)} within ${ms} ms (it is at ${reached}):\n${logs.join('\n')}`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
