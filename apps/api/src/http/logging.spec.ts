@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import pino from 'pino';
 import { ChronicleConfig } from '@chronicle/config';
+import { eventually } from '../../../../test/e2e/support/eventually';
 import { edgeOptions, installEdge } from './edge';
 import {
   loggerModuleParams,
@@ -27,14 +28,6 @@ function recordingLogger(level = 'info') {
 
 /** Pino writes through a stream: its lines are in once the current turn is over. */
 const written = () => new Promise((resolve) => setImmediate(resolve));
-
-/** Resolves once `holds` does, looking every 10 ms; fails after 5 s. */
-async function until(holds: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !holds(); waited += 10) {
-    if (waited >= 5_000) throw new Error(`Still waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Long enough for two of the lifecycle's polls (every 100 ms): for what must not happen. */
 const twoPolls = () => new Promise((resolve) => setTimeout(resolve, 250));
@@ -250,7 +243,7 @@ describe('logLifecycle', () => {
     expect(lines.map((line) => line.msg)).toEqual(['listening']);
     expect(lines[0].address).toBe(`127.0.0.1:${port}`);
     caughtUp = true;
-    await until(() => lines.length === 2, 'ready');
+    await eventually('ready', () => lines.length === 2);
     await fastify.close();
     await written();
     expect(lines.map((line) => line.msg)).toEqual([
@@ -269,7 +262,7 @@ describe('logLifecycle', () => {
     logLifecycle(fastify, off.logger, { metricsPort: 0 } as ChronicleConfig, () => caughtUp);
     await fastify.listen({ port: 0, host: '127.0.0.1' });
     caughtUp = true;
-    await until(() => off.lines.length === 2, 'ready');
+    await eventually('ready', () => off.lines.length === 2);
     expect(off.lines[1]).toMatchObject({ msg: 'ready', metricsPort: null });
 
     const closed = recordingLogger();
