@@ -10,20 +10,24 @@ const { globsToMatcher, replacePathSepForGlob } = require('jest-util');
  */
 class UnitFirstSequencer extends Sequencer {
   sort(tests) {
-    const ranks = new Map();
-    const rank = (test) => {
-      const globs = test.context.config.testMatch;
-      let found = ranks.get(test.path);
-      if (found === undefined) {
-        // One matcher per glob, built as jest builds its own from testMatch.
-        const index = globs.findIndex((glob) => globsToMatcher([glob])(replacePathSepForGlob(test.path)));
-        found = index === -1 ? globs.length : index;
-        ranks.set(test.path, found);
-      }
-      return found;
+    // One matcher per glob, built as jest builds its own from testMatch, once per config.
+    const matchers = new Map();
+    const matchersOf = (config) => {
+      if (!matchers.has(config))
+        matchers.set(
+          config,
+          config.testMatch.map((glob) => globsToMatcher([glob])),
+        );
+      return matchers.get(config);
     };
-    const size = (test) => test.context.hasteFS.getSize(test.path) ?? 0;
-    return [...tests].sort((a, b) => rank(a) - rank(b) || size(a) - size(b));
+    const keyed = tests.map((test) => {
+      const globs = matchersOf(test.context.config);
+      const index = globs.findIndex((matches) => matches(replacePathSepForGlob(test.path)));
+      const rank = index === -1 ? globs.length : index;
+      return { test, rank, size: test.context.hasteFS.getSize(test.path) ?? 0 };
+    });
+    keyed.sort((a, b) => a.rank - b.rank || a.size - b.size);
+    return keyed.map(({ test }) => test);
   }
 }
 
