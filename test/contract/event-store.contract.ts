@@ -624,8 +624,9 @@ export function describeEventStoreContract(
         try {
           await pullUntil(iterator, new Set([stream]), (m) => m.kind === 'caught-up');
           const before = await store.headPosition();
-          // More than one server search window (EventStoreDB: 32 events) of other types.
-          await store.append(stream, newEvents(40), 'no_stream');
+          // More than two server search windows (EventStoreDB: 32 events) of other types: a
+          // checkpoint may be held until the server has sent one beyond it (EsdbSubscription).
+          await store.append(stream, newEvents(70), 'no_stream');
           const head = await store.headPosition();
           let checkpoint: Position | null = null;
           for (const deadline = Date.now() + 3000; checkpoint === null && Date.now() < deadline;) {

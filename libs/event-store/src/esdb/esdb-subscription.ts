@@ -55,11 +55,13 @@ interface Deferred {
  * their start position, so nothing is delivered twice and nothing is skipped.
  *
  * Filter checkpoints are distrusted, because servers have sent wrong ones: (2^64-1, 2^64-1) on
- * 24.2 to 24.10.4 (KurrentDB PR 4892), the end of the log after an empty page (PR 4975). So a
- * checkpoint never suppresses an event (events are de-duplicated against the last event only),
- * one that names no record of the log is ignored and reported, one the client announces while
- * events it received before are still buffered is passed on only after them, and one at the end of
- * the log is held until the server has read past it.
+ * 24.2 to 24.10.4 (KurrentDB PR 4892), the end of the log after an empty page (PR 4975), and the
+ * end of the log before the event at that very position (24.2 to 24.10.4). So a checkpoint never
+ * suppresses an event (events are de-duplicated against the last event only), one that names no
+ * record of the log is ignored and reported, one the client announces while events it received
+ * before are still buffered is passed on only after them, and every one is held until the server
+ * has sent something beyond it: by then every event at or before it has come. So the last
+ * checkpoint of a quiet log waits for the next message.
  */
 export class EsdbSubscription implements EventSubscription {
   private readonly queue: SubscriptionMessage[] = [];
@@ -68,9 +70,9 @@ export class EsdbSubscription implements EventSubscription {
   private lastEvent: Position | undefined;
   /** The last checkpoint passed on: where a resubscription may start when it is beyond the last event. */
   private lastCheckpoint: Position | undefined;
-  /** The last record of the log as last read; read again for a checkpoint at or beyond it and the last event. */
+  /** The last record of the log as last read; read again for a checkpoint beyond it and the last event. */
   private knownEnd: Position | null = null;
-  /** A checkpoint at the end of the log, held until the server shows it has read past it. */
+  /** The latest checkpoint, held until the server sends something beyond it. */
   private held: Position | null = null;
   private caughtUp = false;
   private closed = false;
@@ -204,8 +206,7 @@ export class EsdbSubscription implements EventSubscription {
                   progressed();
                   const afterReceived = received + subscription.readableLength;
                   const checked = await this.checkedCheckpoint(reached);
-                  if (checked)
-                    defer(afterReceived, () => this.takeCheckpoint(checked.position, checked.atEnd));
+                  if (checked) defer(afterReceived, () => this.takeCheckpoint(checked));
                 },
               }),
       });
@@ -245,23 +246,14 @@ export class EsdbSubscription implements EventSubscription {
     });
   }
 
-  /**
-   * The checkpoint, or null when it names no record of the log (reported, then ignored).
-   * `atEnd`: it is the log's last record, read just now, so it may be the end-of-log checkpoint
-   * of an unfixed server that an append at that very position has made look valid.
-   */
-  private async checkedCheckpoint(reached: {
-    commit: bigint;
-    prepare: bigint;
-  }): Promise<{ position: Position; atEnd: boolean } | null> {
+  /** The checkpoint, or null when it names no record of the log (reported, then ignored). */
+  private async checkedCheckpoint(reached: { commit: bigint; prepare: bigint }): Promise<Position | null> {
     const position = { commit: reached.commit, prepare: reached.prepare };
     const problem = positionProblem(position);
     if (problem !== null) return this.ignoreCheckpoint(position, problem);
-    // At or before the last event, or before the known end, it cannot be an end-of-log checkpoint;
-    // at the known end it may be, and a server repeats that one while the log does not grow.
-    const seen = this.lastEvent !== undefined && comparePositions(position, this.lastEvent) <= 0;
-    if (seen || (this.knownEnd !== null && comparePositions(position, this.knownEnd) < 0)) {
-      return { position, atEnd: false };
+    // At or before the last event or the known end, the log holds it: only beyond both is it read.
+    for (const known of [this.lastEvent, this.knownEnd]) {
+      if (known && comparePositions(position, known) <= 0) return position;
     }
     try {
       this.knownEnd = await readLogEnd(this.client);
@@ -274,8 +266,7 @@ export class EsdbSubscription implements EventSubscription {
         this.knownEnd === null ? 'an empty log' : `a log ending at ${formatPosition(this.knownEnd)}`;
       return this.ignoreCheckpoint(position, `beyond the end of the log (${end})`);
     }
-    // At the last record itself, it may be that record's own end-of-log checkpoint.
-    return { position, atEnd: comparePositions(position, this.knownEnd) === 0 };
+    return position;
   }
 
   private ignoreCheckpoint(position: Position, reason: string): null {
@@ -284,15 +275,17 @@ export class EsdbSubscription implements EventSubscription {
   }
 
   /**
-   * Passes a checkpoint on, or holds it when it was at the end of the log: then it is passed on
-   * only once a later event or checkpoint shows the server has read past it, as an event written
-   * at that very position arrives first.
+   * Holds a checkpoint until a later event or checkpoint shows the server has read past it: an
+   * unfixed server sends its end-of-log checkpoint before the event at that position, and the log
+   * may have grown since, so no read of its end tells such a checkpoint apart.
    */
-  private takeCheckpoint(position: Position, atEnd: boolean): void {
+  private takeCheckpoint(position: Position): void {
     if (this.closed || this.fault) return;
     this.releaseHeld(position);
-    if (atEnd) this.held = position;
-    else this.passCheckpoint(position);
+    // One at or before the held one (a server repeats its end-of-log checkpoint) says nothing new.
+    if (this.held) return;
+    if (this.lastEvent && comparePositions(position, this.lastEvent) <= 0) return;
+    this.held = position;
   }
 
   /** Passes the held checkpoint on when `reached` lies beyond it. */
