@@ -12,6 +12,8 @@ export default tseslint.config(
       'jest.mutation.config.js',
       // Jest plugins of the mutation config, CommonJS like it.
       'test/mutation/*.js',
+      // A preload in plain JavaScript, so that the processes it is loaded into need no TypeScript loader.
+      'test/support/gc-pressure.preload.js',
       'stryker.config.mjs',
       'scripts/*.mjs',
       'reports/**',

@@ -32,6 +32,8 @@ const common = {
 
 module.exports = {
   testTimeout: 30_000,
+  // The suites start the apps and the CLI from dist/: built here first when it is not the sources'.
+  globalSetup: '<rootDir>/test/support/build-if-stale.ts',
   // Jest's default leaves a core free (one worker on 2 cores, every file in turn), while the e2e and
   // fault suites spend most of their time waiting on child processes, servers and timers: two
   // workers there took the whole run from 29 to 17.5 minutes on 2 cores.

@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { startApi, stopRunning } from '../support/app-process';
+import { builtCommand } from '../support/built';
 import { runCliProcess } from './support/cli-process';
 import { scrape, valueOf } from './support/scrape';
 import { backendEnv, basic, newDataDir } from './support/test-app';
 import { freePort } from '../support/free-port';
 
 const ROOT = join(__dirname, '..', '..');
-const swcEnv = { SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json') };
 
 describe('the server process', () => {
   it('logs structured JSON without any secret, and finishes in-flight requests on SIGTERM', async () => {
@@ -126,7 +126,6 @@ describe('the server process', () => {
     const dataDir = newDataDir();
     const env = {
       ...process.env,
-      ...swcEnv,
       ...(await backendEnv(dataDir)),
       DATA_DIR: dataDir,
       // The server picks its port and logs it: no port another process may take meanwhile.
@@ -135,7 +134,7 @@ describe('the server process', () => {
       LOG_LEVEL: 'info',
     };
     // script(1) gives the server a terminal; the shell says which pid to stop.
-    const line = `${process.execPath} -r @swc-node/register apps/api/src/main.ts & echo "PID=$!"; wait`;
+    const line = `${[process.execPath, ...builtCommand('api')].join(' ')} & echo "PID=$!"; wait`;
     const terminal = spawn('script', ['-qec', line, '/dev/null'], { cwd: ROOT, env });
     let output = '';
     terminal.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

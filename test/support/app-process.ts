@@ -1,10 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { builtCommand } from './built';
 import { freePort } from './free-port';
 
 /**
- * The apps (apps/api, apps/projector) as child processes, from source: the one way every suite
- * starts them (e2e, faults), so that each is killed, restarted and stopped alike.
+ * The apps (apps/api, apps/projector) as child processes, built (test/support/built.ts): the one
+ * way every suite starts them (e2e, faults), so that each is killed, restarted and stopped alike.
  */
 
 const ROOT = join(__dirname, '..', '..');
@@ -29,18 +30,18 @@ export interface AppProcess {
   stop(ms?: number): Promise<AppExit>;
 }
 
-/** The projector (apps/projector) as its own process, from source, with `env` over the test's environment. */
+/** The projector (apps/projector) as its own process, with `env` over the test's environment. */
 export function startProjector(env: Record<string, string>): AppProcess {
   return startAppProcess('projector', env);
 }
 
-/** How a test starts an app: Node options after the TypeScript loader (e.g. GC_PRESSURE), and `preloads` required before it (e.g. a clock running ahead). */
+/** How a test starts an app: Node options (e.g. GC_PRESSURE), and `preloads` required before it (e.g. a clock running ahead). */
 export interface AppProcessOptions {
   nodeOptions?: readonly string[];
   preloads?: string[];
 }
 
-/** An app (apps/<app>) as its own process, from source, with `env` over the test's environment. */
+/** An app (apps/<app>) as its own process, with `env` over the test's environment. */
 export function startAppProcess(
   app: 'api' | 'projector',
   env: Record<string, string>,
@@ -49,13 +50,7 @@ export function startAppProcess(
   const preloads = (options.preloads ?? []).flatMap((preload) => ['-r', preload]);
   const child: ChildProcess = spawn(
     process.execPath,
-    [
-      '-r',
-      '@swc-node/register',
-      ...(options.nodeOptions ?? []),
-      ...preloads,
-      join(ROOT, `apps/${app}/src/main.ts`),
-    ],
+    builtCommand(app, [...(options.nodeOptions ?? []), ...preloads]),
     {
       cwd: ROOT,
       env: {

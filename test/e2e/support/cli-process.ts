@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { builtCommand } from '../../support/built';
 import { backendEnv } from './backend';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -12,7 +13,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** The CLI as its own process, from source, on the data directory (and its stores, on the doubles). */
+/** The CLI as its own process (built: test/support/built.ts), on the data directory (and its stores, on the doubles). */
 export function runCliProcess(dataDir: string, ...args: string[]): Promise<CliResult> {
   return runCliWithInput(dataDir, null, ...args);
 }
@@ -27,7 +28,7 @@ export function runCliWithInput(
 }
 
 /**
- * The same, with Node options (such as GC_PRESSURE) after the TypeScript loader, and `env` over the
+ * The same, with Node options (such as GC_PRESSURE, or a preload), and `env` over the
  * data directory's stores (another EventStoreDB database, say).
  */
 export async function runCliWith(
@@ -62,7 +63,7 @@ export async function runCliWith(
   });
 }
 
-/** The command line and environment that run the CLI from source on `dataDir`. */
+/** The command line and environment that run the CLI on `dataDir`. */
 export async function cliCommand(
   dataDir: string,
   args: string[],
@@ -71,14 +72,7 @@ export async function cliCommand(
 ): Promise<{ command: string[]; env: NodeJS.ProcessEnv }> {
   const stores = await backendEnv(dataDir);
   return {
-    command: [
-      process.execPath,
-      '-r',
-      '@swc-node/register',
-      ...nodeOptions,
-      join(ROOT, 'apps/cli/src/main.ts'),
-      ...args,
-    ],
+    command: [process.execPath, ...builtCommand('cli', nodeOptions), ...args],
     env: {
       ...process.env,
       DATA_DIR: dataDir,

@@ -1,4 +1,4 @@
-// Preloaded (-r, after @swc-node/register) into an API process to run its clock CLOCK_OFFSET_MS
+// Preloaded (-r) into an API process to run its clock CLOCK_OFFSET_MS
 // ahead: every Date.now() and `new Date()` without arguments, as a host whose clock is off gives them.
 const offset = Number(process.env.CLOCK_OFFSET_MS ?? '0');
 const RealDate = Date;

@@ -1,7 +1,11 @@
-// Preloaded (-r, after @swc-node/register) into an API process: a request that holds its
+// Preloaded (-r) into an API process: a request that holds its
 // Idempotency-Key and succeeded (its events are committed) kills the process with SIGKILL just
 // before its answer is kept, as a crash between the append and the kept answer would.
-import { IdempotencyKeys } from '../../../apps/api/src/idempotency/idempotency-keys';
+import { builtModule } from '../../support/built';
+
+type Source = typeof import('../../../apps/api/src/idempotency/idempotency-keys');
+type IdempotencyKeys = InstanceType<Source['IdempotencyKeys']>;
+const { IdempotencyKeys } = builtModule<Source>('apps/api/src/idempotency/idempotency-keys');
 
 /** IdempotencyKeys.finish (private): (account, key, attempt, status, headers, payload). */
 type Finish = (

@@ -1,7 +1,11 @@
-// Preloaded (-r, after @swc-node/register) into a CLI process running `history protect --to`:
+// Preloaded (-r) into a CLI process running `history protect --to`:
 // killed with SIGKILL once KILL_COPY_AFTER_APPENDS appends to EventStoreDB have been answered, as
 // a crash in the middle of the copy would end it.
-import { EsdbEventStore } from '../../../libs/event-store/src/esdb/esdb-event-store';
+import { builtModule } from '../../support/built';
+
+type Source = typeof import('../../../libs/event-store/src/esdb/esdb-event-store');
+type EsdbEventStore = InstanceType<Source['EsdbEventStore']>;
+const { EsdbEventStore } = builtModule<Source>('libs/event-store/src/esdb/esdb-event-store');
 
 const after = Number(process.env.KILL_COPY_AFTER_APPENDS);
 let appends = 0;

@@ -1,10 +1,14 @@
-// Preloaded (-r, after @swc-node/register) into a CLI process running `history protect`: killed
+// Preloaded (-r) into a CLI process running `history protect`: killed
 // with SIGKILL at the point KILL_PROTECT_AT names, as a crash there would.
 // - `before-commit`: every event rewritten and re-chained, the trigger restored, while the record
 //   HistoryProtected.v1 is appended, before the transaction commits.
 // - `after-commit`: the transaction committed, before the file is vacuumed.
 import Database from 'better-sqlite3';
-import { SqliteAppender } from '../../../libs/event-store/src/embedded/sqlite-appender';
+import { builtModule } from '../../support/built';
+
+const { SqliteAppender } = builtModule<
+  typeof import('../../../libs/event-store/src/embedded/sqlite-appender')
+>('libs/event-store/src/embedded/sqlite-appender');
 
 const at = process.env.KILL_PROTECT_AT;
 const kill = (): never => {
