@@ -56,6 +56,7 @@ describe('parseEntityTags', () => {
 
   it('takes weak tags only under the weak comparison', () => {
     expect(parseEntityTags('W/"3", "4"', 'weak')).toEqual([3, 4]);
+    expect(parseEntityTags('W/"12", "340"', 'weak')).toEqual([12, 340]);
     expect(parseEntityTags('W/"3", "4"', 'strong')).toEqual([4]);
   });
 
@@ -67,6 +68,7 @@ describe('parseEntityTags', () => {
   it('matches a whole tag, not a tag within a longer one', () => {
     expect(parseEntityTags('x"3"', 'strong')).toEqual([]);
     expect(parseEntityTags('"3"x', 'weak')).toEqual([]);
+    expect(parseEntityTags('"3"x', 'strong')).toEqual([]);
     expect(parseEntityTags('w/"3"', 'weak')).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import { eventually } from '../../../../test/e2e/support/eventually';
 import { edgeOptions, installEdge } from './edge';
 import {
   loggerModuleParams,
+  loggerOptions,
   logLifecycle,
   logRequests,
   logUnparsedRequest,
@@ -14,8 +15,8 @@ import {
   startupLogger,
 } from './logging';
 
-/** A pino logger at `level` whose lines are parsed into `lines`. */
-function recordingLogger(level = 'info') {
+/** A pino logger at `level` (or with `options`) whose lines are parsed into `lines`. */
+function recordingLogger(level = 'info', options: pino.LoggerOptions = { level }) {
   const lines: Array<Record<string, any>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -23,7 +24,7 @@ function recordingLogger(level = 'info') {
       done();
     },
   });
-  return { logger: pino({ level }, sink), lines };
+  return { logger: pino(options, sink), lines };
 }
 
 /** Pino writes through a stream: its lines are in once the current turn is over. */
@@ -95,6 +96,37 @@ describe('request lines', () => {
   });
 });
 
+describe('loggerOptions', () => {
+  it('writes from the configured level up, and never a header, a password, its hash or a token', async () => {
+    const config = Object.assign(new ChronicleConfig(), { logLevel: 'info' });
+    const { logger, lines } = recordingLogger('info', loggerOptions(config));
+    const secrets = { password: 'p', passwordHash: 'h', token: 't', access_token: 'a', name: 'kept' };
+    logger.debug('below the level');
+    logger.info(
+      {
+        req: { headers: { authorization: 'Basic c2VjcmV0' }, url: '/x' },
+        res: { headers: { a: 'b' } },
+        secrets,
+      },
+      'line',
+    );
+    await written();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      msg: 'line',
+      req: { headers: '[redacted]', url: '/x' },
+      res: { headers: '[redacted]' },
+      secrets: {
+        password: '[redacted]',
+        passwordHash: '[redacted]',
+        token: '[redacted]',
+        access_token: '[redacted]',
+        name: 'kept',
+      },
+    });
+  });
+});
+
 describe('redactUrl', () => {
   it('leaves a URL without a query as it is', () => {
     expect(redactUrl('/users/u-1')).toBe('/users/u-1');
@@ -105,6 +137,8 @@ describe('redactUrl', () => {
       '/users?page=2&access_token=[redacted]&TOKEN=[redacted]&access%5Ftoken=[redacted]&flag',
     );
     expect(redactUrl('/reset?token')).toBe('/reset?token=[redacted]');
+    // A query string alone, as well.
+    expect(redactUrl('?token=x')).toBe('?token=[redacted]');
   });
 
   it('reads a name as the query parser does: + is a space, and bad percent-encoding is the raw name', () => {

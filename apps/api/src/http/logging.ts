@@ -1,7 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
-import pino, { type Level, type Logger } from 'pino';
+import pino, { type Level, type Logger, type LoggerOptions } from 'pino';
 import { clientAddress, QUERY_TOKEN_PARAMETER } from '@chronicle/auth';
 import type { Principal } from '@chronicle/application';
 import { ChronicleConfig, logDestination } from '@chronicle/config';
@@ -39,16 +39,18 @@ function decodedName(raw: string): string {
  * or readable lines on a terminal (logDestination).
  */
 export function createLogger(config: ChronicleConfig, stdout: { isTTY?: boolean } = process.stdout): Logger {
-  return pino(
-    {
-      level: config.logLevel,
-      redact: {
-        paths: ['req.headers', 'res.headers', '*.password', '*.passwordHash', '*.token', '*.access_token'],
-        censor: '[redacted]',
-      },
+  return pino(loggerOptions(config), logDestination(stdout));
+}
+
+/** The logger's level, and what never reaches a line: headers, passwords and their hashes, tokens. */
+export function loggerOptions(config: ChronicleConfig): LoggerOptions {
+  return {
+    level: config.logLevel,
+    redact: {
+      paths: ['req.headers', 'res.headers', '*.password', '*.passwordHash', '*.token', '*.access_token'],
+      censor: '[redacted]',
     },
-    logDestination(stdout),
-  );
+  };
 }
 
 /**

@@ -102,12 +102,24 @@ describe('toProblem and the request URL', () => {
     expect(JSON.stringify(problem)).not.toContain('no-such-route');
   });
 
-  it('keeps a detail that does not quote it', () => {
-    const { problem } = toProblem(new NotFoundException('User not found'), {
-      method: 'GET',
-      url: '/users/u-1',
-    });
-    expect(problem.detail).toBe('User not found');
+  it('says in its place what a 404 and a 400 mean', () => {
+    const request = { method: 'GET', url };
+    expect(toProblem(new NotFoundException(`Cannot GET ${url}`), request).problem.detail).toBe(
+      'Nothing is served at this path.',
+    );
+    expect(toProblem(new BadRequestException(`bad ${url}`), request).problem.detail).toBe(
+      'The request URL cannot be read (bad percent-encoding or too long a part).',
+    );
+  });
+
+  it.each([
+    ['does not quote it', 'User not found', '/users/u-1'],
+    ['quotes another path', 'Moved to /users/u-2', '/users/u-1'],
+    // Every detail with a slash in it would quote the path `/`.
+    ['quotes only the path /', 'Cannot GET /', '/'],
+  ])('keeps a detail that %s', (_case, detail, requested) => {
+    const { problem } = toProblem(new NotFoundException(detail), { method: 'GET', url: requested });
+    expect(problem.detail).toBe(detail);
   });
 });
 
@@ -184,6 +196,12 @@ describe('ProblemDetailsFilter and a wrong current password', () => {
       logged: [],
     });
   });
+
+  it('records a rate limit and a rejected reset token as security events too, and nothing else', () => {
+    expect(answer(new TooManyAttemptsError(60, 'Too many attempts')).observed).toEqual(['RateLimited.v1']);
+    expect(answer(new InvalidResetTokenError()).observed).toEqual(['ResetTokenRejected.v1']);
+    expect(answer(new BadRequestException('no')).observed).toEqual([]);
+  });
 });
 
 describe('toProblem, error by error', () => {
@@ -221,6 +239,13 @@ describe('toProblem, error by error', () => {
       expect(toProblem(error, patch).headers).toEqual({ 'accept-patch': 'application/merge-patch+json' });
       expect(toProblem(error, post).headers).toEqual({});
     }
+    // Another refusal of a PATCH is not about its format.
+    const tooLarge = Object.assign(new Error('large'), {
+      statusCode: 413,
+      code: 'FST_ERR_CTP_BODY_TOO_LARGE',
+    });
+    for (const error of [new BadRequestException('no'), tooLarge])
+      expect(toProblem(error, patch).headers).toEqual({});
     expect(toProblem(fastify, post).problem).toEqual({
       type: 'unsupported-media-type',
       title: 'Unsupported Media Type',
@@ -272,6 +297,17 @@ describe('toProblem, error by error', () => {
       title: 'Error',
       status: 599,
       detail: 'odd',
+    });
+  });
+
+  it('answers an HttpException without a body by its status alone', () => {
+    expect(toProblem(new HttpException(null as never, 400), post)).toEqual({
+      problem: { type: 'bad-request', title: 'Bad Request', status: 400 },
+      headers: {},
+    });
+    expect(toProblem(new HttpException(null as never, 503), post)).toEqual({
+      problem: { type: 'service-unavailable', title: 'Service Unavailable', status: 503 },
+      headers: { 'retry-after': '5' },
     });
   });
 
