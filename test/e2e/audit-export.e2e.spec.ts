@@ -2,8 +2,9 @@ import { SecurityEvents } from '@chronicle/application';
 import { jsonLines, runCliProcess } from './support/cli-process';
 import { basic, startTestApp, TestAccount, TestApp } from './support/test-app';
 
-// Most tests start the CLI from source, which reads 1,200 customers or more: on the doubles, on a
-// busy CI machine, two such runs went past jest's default 30 s (2026-11-28). A ceiling, not a time.
+// Most tests start the CLI, which reads 1,200 customers or more: on the doubles, on a busy CI
+// machine, two such runs went past jest's default 30 s (2026-11-28, when it still started from
+// source). A ceiling, not a time.
 jest.setTimeout(90_000);
 
 /** Exports of the audit that never lose a record (issue 22). */

@@ -21,8 +21,8 @@ function scanLog(double: EsdbDouble, texts: string[]): string[] {
  * partly before personal values were encrypted is copied, protected, into a second database; the
  * data keys made on the way go to the deployment's MongoDB, which the copy is served with.
  */
-// Several CLI processes started from source per test: a CI run on a busy machine went past
-// jest's default 30 s (2026-11-28). A ceiling, not a time.
+// Several CLI processes per test: a CI run on a busy machine went past jest's default 30 s
+// (2026-11-28, when they still started from source). A ceiling, not a time.
 jest.setTimeout(90_000);
 
 (E2E_BACKEND === 'doubles' ? describe : describe.skip)(

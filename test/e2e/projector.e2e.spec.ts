@@ -356,7 +356,7 @@ async function checkpointOf(db: Db): Promise<Position | null> {
     : null;
 }
 
-/** A generous ceiling: a projector started from source on 2 busy cores, a lease to take over, then a replay. */
+/** A generous ceiling: a projector started on 2 busy cores, a lease to take over, then a replay. */
 async function waitForCheckpoint(db: Db, head: Position, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
