@@ -1,4 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
+import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ListAuditEventsQueryDto } from '../audit/list-audit-events.dto';
 import { ListCustomersQueryDto } from '../customers/list-customers.dto';
 import {
@@ -144,6 +145,35 @@ describe('bodyProblems', () => {
         { field: 'new', message: 'new must be 8 to 256 characters long' },
       ],
     });
+  });
+
+  it('calls a member given as an array of the wrong type, not repeated as a query parameter would be', () => {
+    const asNumber = bodyProblems(PasswordResetRequestDto, { email: 42 });
+    expect(bodyProblems(PasswordResetRequestDto, { email: ['ada@example.com'] })).toEqual(asNumber);
+    expect(asNumber?.errors).toEqual([
+      { field: 'email', message: expect.not.stringContaining('given once') },
+    ]);
+  });
+
+  it("explains a rule with no message of its own, or one made by a function, in the schema's words", () => {
+    class Form {
+      @IsString({ message: 'name must be text' })
+      @MaxLength(3, { message: () => 'made by a function' })
+      name!: string;
+
+      @IsInt({ message: 'count must be an integer' })
+      @Min(1)
+      @Max(9, { message: 'count must be 9 at most' })
+      count!: number;
+    }
+    expect(bodyProblems(Form, { name: 'long', count: 0 })?.errors).toEqual([
+      { field: 'name', message: 'name must NOT have more than 3 characters' },
+      { field: 'count', message: 'count must be >= 1' },
+    ]);
+    expect(bodyProblems(Form, { name: 7, count: 10 })?.errors).toEqual([
+      { field: 'name', message: 'name must be text' },
+      { field: 'count', message: 'count must be 9 at most' },
+    ]);
   });
 
   it('refuses a body that is not an object without reading its members', () => {

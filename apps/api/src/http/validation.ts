@@ -65,7 +65,9 @@ export function bodyProblems(dto: Type, body: unknown): { malformed: boolean; er
   const errors = validate.errors ?? [];
   return {
     malformed: errors.some((error) => STRUCTURAL.has(error.keyword)),
-    errors: fieldErrors(errors, typeof body === 'object' && body !== null ? body : {}, messages),
+    // No repeated members in JSON: an array where a value belongs is of the wrong type, not "given
+    // more than once", so no raw query is passed.
+    errors: fieldErrors(errors, messages),
   };
 }
 
@@ -95,7 +97,7 @@ export class QueryValidationPipe implements PipeTransform {
         integers.has(name) && typeof given === 'string' && INTEGER.test(given) ? integerOf(given) : given;
     }
     if (!validate(query)) {
-      throw invalidParameters(fieldErrors(validate.errors ?? [], raw, messages));
+      throw invalidParameters(fieldErrors(validate.errors ?? [], messages, raw));
     }
     return query;
   }
@@ -128,11 +130,18 @@ function declaredMessages(dto: Type): Map<string, string> {
   return messages;
 }
 
-/** One error per field and message: a refused alternative (anyOf) says so once, not per branch. */
-function fieldErrors(errors: ErrorObject[], raw: Record<string, unknown>, messages: Map<string, string>) {
+/**
+ * One error per field and message: a refused alternative (anyOf) says so once, not per branch.
+ * `query`, the raw query string's parameters, where a repeated one arrives as an array.
+ */
+function fieldErrors(
+  errors: ErrorObject[],
+  messages: Map<string, string>,
+  query: Record<string, unknown> = {},
+) {
   const unique = new Map<string, FieldError>();
   for (const error of errors) {
-    const field = fieldError(error, raw, messages);
+    const field = fieldError(error, messages, query);
     unique.set(`${field.field}\n${field.message}`, field);
   }
   return [...unique.values()];
@@ -140,8 +149,8 @@ function fieldErrors(errors: ErrorObject[], raw: Record<string, unknown>, messag
 
 function fieldError(
   error: ErrorObject,
-  raw: Record<string, unknown>,
   messages: Map<string, string>,
+  query: Record<string, unknown>,
 ): FieldError {
   if (error.keyword === 'additionalProperties') {
     const field = String((error.params as { additionalProperty: string }).additionalProperty);
@@ -152,7 +161,7 @@ function fieldError(
     return { field, message: `${field} is required` };
   }
   const field = error.instancePath.slice(1).split('/')[0];
-  if (Array.isArray(raw[field])) return { field, message: `${field} must be given once` };
+  if (Array.isArray(query[field])) return { field, message: `${field} must be given once` };
   return {
     field,
     message: messages.get(`${field} ${error.keyword}`) ?? `${field} ${error.message ?? 'is invalid'}`,
