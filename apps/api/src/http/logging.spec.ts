@@ -1,7 +1,5 @@
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
 import Fastify from 'fastify';
-import pino from 'pino';
 import { ChronicleConfig } from '@chronicle/config';
 import { eventually } from '../../../../test/e2e/support/eventually';
 import { edgeOptions, installEdge } from './edge';
@@ -14,18 +12,7 @@ import {
   redactUrl,
   startupLogger,
 } from './logging';
-
-/** A pino logger at `level` (or with `options`) whose lines are parsed into `lines`. */
-function recordingLogger(level = 'info', options: pino.LoggerOptions = { level }) {
-  const lines: Array<Record<string, any>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: pino(options, sink), lines };
-}
+import { recordingLogger } from './recording-logger.spec-helper';
 
 /** Pino writes through a stream: its lines are in once the current turn is over. */
 const written = () => new Promise((resolve) => setImmediate(resolve));

@@ -155,6 +155,8 @@ function answer(error: Error) {
       status: sent.status,
       type: (JSON.parse(sent.body!) as { type: string }).type,
       logged: logged.mock.calls,
+      // The logger's context names the lines' source in the log: `context` in each JSON line.
+      loggedBy: logged.mock.contexts.map((logger) => (logger as unknown as { context?: string }).context),
     };
   } finally {
     logged.mockRestore();
@@ -167,6 +169,7 @@ describe('ProblemDetailsFilter and the log', () => {
     expect(answer(bug)).toMatchObject({
       status: 500,
       logged: [[{ err: bug, requestId: 'req-1' }, 'Request failed']],
+      loggedBy: ['Problems'],
     });
     const outage = new StoreTimeoutError('EventStoreDB', 3500);
     expect(answer(outage)).toMatchObject({ status: 503, logged: [[{ err: outage }, 'Request failed']] });
@@ -185,6 +188,7 @@ describe('ProblemDetailsFilter and a wrong current password', () => {
       status: 400,
       type: 'wrong-password',
       logged: [],
+      loggedBy: [],
     });
   });
 
@@ -194,6 +198,7 @@ describe('ProblemDetailsFilter and a wrong current password', () => {
       status: 400,
       type: 'wrong-password',
       logged: [],
+      loggedBy: [],
     });
   });
 
