@@ -201,7 +201,13 @@ describe('copyHistory: a history copied, protected, into a new database', () => 
     await expect(refused).rejects.toThrow(HistoryCopyError);
     await expect(refused).rejects.toMatchObject({
       code: 'target-not-empty',
-      message: expect.stringContaining('not a copy of this source cut short'),
+      name: 'HistoryCopyError',
+      message: expect.stringContaining('(its event '),
+    });
+    await expect(refused).rejects.toMatchObject({
+      message: expect.stringMatching(
+        /not a copy of this source cut short \(its event .+ in other-1@0 is not the source's next one\): give a new, empty database$/,
+      ),
     });
     expect(await all(target)).toHaveLength(1);
   });
@@ -211,7 +217,9 @@ describe('copyHistory: a history copied, protected, into a new database', () => 
 
     await expect(refused).rejects.toMatchObject({
       code: 'target-not-empty',
-      message: expect.stringContaining('personal values in plaintext'),
+      message: expect.stringMatching(
+        /personal values in plaintext \(user-.+@0\): it is no protected copy \(is it the source itself\?\)\. Give a new, empty database$/,
+      ),
     });
     expect(await all(source)).toHaveLength(7);
   });
@@ -222,7 +230,9 @@ describe('copyHistory: a history copied, protected, into a new database', () => 
 
     await expect(copy()).rejects.toMatchObject({
       code: 'target-not-empty',
-      message: expect.stringContaining('finished copy of an older head'),
+      message:
+        'The target holds a finished copy of an older head of the source: the source was written to since. ' +
+        'Copy again into a new, empty database',
     });
   });
 
@@ -239,7 +249,12 @@ describe('copyHistory: a history copied, protected, into a new database', () => 
       },
     };
 
-    await expect(copy(target, writing)).rejects.toMatchObject({ code: 'source-changed' });
+    await expect(copy(target, writing)).rejects.toMatchObject({
+      code: 'source-changed',
+      message: expect.stringMatching(
+        /^The source was written to during the copy \(its head moved past \d+\): the copy lacks those events and is not recorded as done\. Stop every writer, then copy again into a new, empty database$/,
+      ),
+    });
 
     expect((await all(target)).map((event) => event.type)).not.toContain(RECORD);
   });
@@ -277,6 +292,7 @@ describe('copyHistory: a history copied, protected, into a new database', () => 
     try {
       await expect(copyHistory(emptyStore, target, protect, RECORD)).rejects.toMatchObject({
         code: 'source-empty',
+        message: 'The source history is empty: nothing to copy',
       });
     } finally {
       await emptyStore.close();
@@ -293,6 +309,147 @@ describe('copyHistory: a history copied, protected, into a new database', () => 
     ]);
 
     await expect(copy()).rejects.toThrow(HistoryBrokenError);
+    await expect(copy()).rejects.toMatchObject({
+      name: 'HistoryBrokenError',
+      code: 'history-broken',
+      message: expect.stringMatching(
+        /^The hash chain breaks at position .+\): the history is not rewritten over a break, which would make the edit look genuine \(see audit verify\)$/,
+      ),
+    });
     expect(await all(target)).toEqual([]);
+  });
+});
+
+/** A history longer than a page (256 events): runs of one stream longer than an append (64). */
+describe('copyHistory: a history of several pages', () => {
+  let doubles: EsdbDouble[];
+  let source: EsdbEventStore;
+  let target: EsdbEventStore;
+  // Nothing to protect: the paging is what is under test. Each rewrite's size is kept.
+  const rewrites: number[] = [];
+  const plain: HistoryRewrite = {
+    rewrite: (events) => {
+      rewrites.push(events.length);
+      return Promise.resolve(events.map(() => null));
+    },
+    record: (summary) => ({ stream: 'historyprotection', event: newEvent(RECORD, { ...summary }) }),
+  };
+  /** Each append to the target: its stream, its number of events and its expected revision. */
+  const appends = () => {
+    const calls: [string, number, unknown][] = [];
+    const append = target.append.bind(target);
+    const spy = jest.spyOn(target, 'append').mockImplementation((stream, events, expected) => {
+      calls.push([stream, events.length, expected]);
+      return append(stream, events, expected);
+    });
+    return { calls, spy };
+  };
+  const sessions = (count: number) =>
+    Array.from({ length: count }, (_, index) => newEvent('SessionEnded.v1', { sessionId: String(index) }));
+
+  beforeEach(async () => {
+    rewrites.length = 0;
+    doubles = await Promise.all([startEsdbDouble(), startEsdbDouble()]);
+    source = EsdbEventStore.connect(doubles[0].connectionString);
+    target = EsdbEventStore.connect(doubles[1].connectionString);
+    // 512 events, two whole pages: a (100), b (400), c (12).
+    await source.append('a', sessions(100), 'no_stream');
+    await source.append('b', sessions(200), 'no_stream');
+    await source.append('b', sessions(200), 199);
+    await source.append('c', sessions(12), 'no_stream');
+  });
+
+  afterEach(async () => {
+    await Promise.all([source.close(), target.close()]);
+    await Promise.all(doubles.map((double) => double.stop()));
+  });
+
+  it('rewrites a page at a time and appends each run of a stream in a page, 64 events at most', async () => {
+    const { calls } = appends();
+
+    const done = await copyHistory(source, target, plain, RECORD);
+
+    expect(rewrites).toEqual([256, 256]);
+    expect(calls).toEqual([
+      // The first page: a whole, then b's first 156.
+      ['a', 64, 'no_stream'],
+      ['a', 36, 63],
+      ['b', 64, 'no_stream'],
+      ['b', 64, 63],
+      ['b', 28, 127],
+      // The second: the rest of b, then c.
+      ['b', 64, 155],
+      ['b', 64, 219],
+      ['b', 64, 283],
+      ['b', 52, 347],
+      ['c', 12, 'no_stream'],
+      ['historyprotection', 1, 'any'],
+    ]);
+    expect(done).toMatchObject({ copied: 512, resumed: 0, changed: 0 });
+    expect((await all(target)).slice(0, 512).map((event) => event.id)).toEqual(
+      (await all(source)).map((event) => event.id),
+    );
+  });
+
+  it('checks the copies of a run cut short a page at a time, and copies the rest', async () => {
+    const { calls, spy } = appends();
+    spy.mockImplementation(async (stream, events, expected) => {
+      calls.push([stream, events.length, expected]);
+      // The eighth append fails, as a crash there would end the run: 384 events are copied.
+      if (calls.length === 8) throw new Error('killed');
+      return EsdbEventStore.prototype.append.call(target, stream, events, expected);
+    });
+    await expect(copyHistory(source, target, plain, RECORD)).rejects.toThrow('killed');
+    spy.mockRestore();
+    expect(await all(target)).toHaveLength(384);
+    rewrites.length = 0;
+
+    const done = await copyHistory(source, target, plain, RECORD);
+
+    // The 384 copies checked in pages (256, then 128), then the 128 events left copied as one page.
+    expect(rewrites).toEqual([256, 128, 128]);
+    expect(done).toMatchObject({ copied: 128, resumed: 384 });
+    expect((await verifyChain(target.readChain(), 'stream')).broken).toBeNull();
+  });
+
+  it('copies nothing past the head it started from when the source is written to meanwhile', async () => {
+    const late = newEvent('SessionEnded.v1', { sessionId: 'late' });
+    const writing: HistoryRewrite = {
+      ...plain,
+      rewrite: async (events) => {
+        // While the first page is copied: the read is still before the end.
+        if (rewrites.length === 0) await source.append('c', [late], 11);
+        return plain.rewrite(events);
+      },
+    };
+
+    await expect(copyHistory(source, target, writing, RECORD)).rejects.toMatchObject({
+      code: 'source-changed',
+    });
+
+    const copied = await all(target);
+    expect(copied).toHaveLength(512);
+    expect(copied.map((event) => event.id)).not.toContain(late.id);
+  });
+
+  it("refuses a target whose first event has the id of the source's first, but not its stream or type", async () => {
+    const [first] = await all(source);
+    for (const [stream, type] of [
+      ['elsewhere', first.type],
+      [first.stream, 'Other.v1'],
+    ]) {
+      const other = await startEsdbDouble();
+      const otherStore = EsdbEventStore.connect(other.connectionString);
+      try {
+        await otherStore.append(stream, [{ ...newEvent(type), id: first.id }], 'no_stream');
+        await expect(copyHistory(source, otherStore, plain, RECORD)).rejects.toMatchObject({
+          code: 'target-not-empty',
+          message: expect.stringContaining('not a copy of this source cut short'),
+        });
+      } finally {
+        await otherStore.close();
+        await other.stop();
+      }
+    }
   });
 });
